@@ -1,0 +1,94 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/heraldhq/herald/server"
+	"github.com/heraldhq/herald/web"
+)
+
+func (a *app) serveCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "serve",
+		Short: "Run the Herald server",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
+			defer stop()
+			return a.serve(ctx)
+		},
+	}
+}
+
+// serve runs until ctx ends, then shuts down in order: stop taking requests
+// and drain the ones in flight, stop the workers and wait for them, and only
+// then close the database.
+func (a *app) serve(ctx context.Context) error {
+	cfg, err := a.loadConfig()
+	if err != nil {
+		return err
+	}
+	log := newLogger(cfg, a.stderr)
+	st, err := openStore(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+
+	srv := server.New(server.Options{Config: cfg, Store: st, Logger: log, Version: version, UI: web.Handler()})
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", cfg.Listen, err)
+	}
+	httpSrv := &http.Server{
+		Handler:           srv.Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       120 * time.Second,
+	}
+	log.Info("herald listening", "addr", ln.Addr().String(), "base_url", cfg.BaseURL, "db", cfg.DBPath(), "version", version)
+
+	workers, stopWorkers := context.WithCancel(context.Background())
+	defer stopWorkers()
+	g, gctx := errgroup.WithContext(workers)
+	g.Go(func() error { return srv.Run(gctx) })
+
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- httpSrv.Serve(ln) }()
+
+	select {
+	case <-ctx.Done():
+		log.Info("shutting down")
+	case err := <-serveErr:
+		stopWorkers()
+		_ = g.Wait()
+		return fmt.Errorf("http server: %w", err)
+	case <-gctx.Done():
+		log.Error("a worker stopped; shutting down")
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := httpSrv.Shutdown(shutdownCtx); err != nil {
+		log.Error("http shutdown", "err", err)
+	}
+	if err := <-serveErr; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		log.Error("http server", "err", err)
+	}
+	stopWorkers()
+	if err := g.Wait(); err != nil && !errors.Is(err, context.Canceled) {
+		log.Error("worker", "err", err)
+	}
+	log.Info("stopped")
+	return nil
+}

@@ -1,0 +1,291 @@
+// Package config holds Herald's configuration: the TOML file, its defaults,
+// HERALD_* environment overrides and validation. config.example.toml at the
+// repository root documents every key and is parsed by a test, so the two
+// cannot drift apart.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/BurntSushi/toml"
+)
+
+// Duration is a time.Duration that TOML reads from a Go duration string ("10m").
+type Duration struct{ time.Duration }
+
+// UnmarshalText parses a Go duration string such as "90s" or "720h".
+func (d *Duration) UnmarshalText(text []byte) error {
+	v, err := time.ParseDuration(string(text))
+	if err != nil {
+		return fmt.Errorf("invalid duration %q (use a Go duration such as \"10m\" or \"720h\")", text)
+	}
+	d.Duration = v
+	return nil
+}
+
+// MarshalText writes the duration in Go's duration syntax.
+func (d Duration) MarshalText() ([]byte, error) {
+	return []byte(d.Duration.String()), nil
+}
+
+// Config is the whole configuration of a Herald server.
+type Config struct {
+	Listen      string `toml:"listen"`       // address the HTTP server binds
+	BaseURL     string `toml:"base_url"`     // public URL, used for webhook_url values and OIDC redirects
+	DataDir     string `toml:"data_dir"`     // directory holding herald.db
+	DefaultPlan string `toml:"default_plan"` // plan of new users: "free" or "pro"
+	LogFormat   string `toml:"log_format"`   // "text" or "json"
+	LogLevel    string `toml:"log_level"`    // "debug", "info", "warn" or "error"
+	Metrics     bool   `toml:"metrics"`      // serve GET /metrics
+
+	Database      Database      `toml:"database"`
+	Auth          Auth          `toml:"auth"`
+	Plans         Plans         `toml:"plans"`
+	Polling       Polling       `toml:"polling"`
+	Delivery      Delivery      `toml:"delivery"`
+	Push          Push          `toml:"push"`
+	Subscriptions Subscriptions `toml:"subscriptions"`
+	Retention     Retention     `toml:"retention"`
+}
+
+// Database configures SQLite.
+type Database struct {
+	// Synchronous is "full" (an acknowledged write survives power loss) or
+	// "normal" (it survives a process crash only).
+	Synchronous string `toml:"synchronous"`
+}
+
+// Auth configures sign-in and sessions.
+type Auth struct {
+	SessionTTL     Duration   `toml:"session_ttl"`     // access-token lifetime
+	RefreshTTL     Duration   `toml:"refresh_ttl"`     // refresh-token lifetime
+	LocalPasswords bool       `toml:"local_passwords"` // allow POST /v1/auth/local
+	Providers      []Provider `toml:"providers"`       // OIDC providers; not overridable from the environment
+}
+
+// Provider is one OIDC identity provider. Its Name is the {idp} path segment.
+type Provider struct {
+	Name           string   `toml:"name"`
+	Issuer         string   `toml:"issuer"`
+	ClientID       string   `toml:"client_id"`
+	ClientSecret   string   `toml:"client_secret"`   // needed only for the admin UI's browser sign-in
+	Scopes         []string `toml:"scopes"`          // default ["openid", "email", "profile"]
+	ExtraAudiences []string `toml:"extra_audiences"` // other client IDs whose ID tokens are accepted
+	AllowSignup    *bool    `toml:"allow_signup"`    // nil means true; read it through SignupAllowed
+	LinkByEmail    bool     `toml:"link_by_email"`   // link to an existing user with the same verified email
+	AdminClaim     string   `toml:"admin_claim"`     // claim whose values can make a user admin
+	AdminValues    []string `toml:"admin_values"`    // values of AdminClaim that make a user admin
+}
+
+// SignupAllowed reports whether a first sign-in through p creates a user
+// (allow_signup, true when not set).
+func (p Provider) SignupAllowed() bool {
+	return p.AllowSignup == nil || *p.AllowSignup
+}
+
+// Plan holds the rate limits of one plan.
+type Plan struct {
+	SendPerMinute int `toml:"send_per_minute"` // per channel
+	APIPerMinute  int `toml:"api_per_minute"`  // per user, per endpoint
+}
+
+// Plans holds the limits of the free and pro plans.
+type Plans struct {
+	Free Plan `toml:"free"`
+	Pro  Plan `toml:"pro"`
+}
+
+// Limits returns the limits of the named plan: "pro" gives Pro, anything else Free.
+func (p Plans) Limits(plan string) Plan {
+	if plan == "pro" {
+		return p.Pro
+	}
+	return p.Free
+}
+
+// Polling configures stored responses that scripts poll for.
+type Polling struct {
+	ResponseTTL Duration `toml:"response_ttl"` // lifetime of a stored response that nobody reads
+}
+
+// Delivery configures the durable callback queue.
+type Delivery struct {
+	Workers         int      `toml:"workers"`
+	Timeout         Duration `toml:"timeout"`      // per attempt
+	BackoffBase     Duration `toml:"backoff_base"` // wait before the second attempt; doubles each time
+	BackoffMax      Duration `toml:"backoff_max"`  // cap of the wait
+	MaxAttempts     int      `toml:"max_attempts"`
+	BlockedNetworks []string `toml:"blocked_networks"` // CIDRs callbacks may not reach, checked at dial time
+}
+
+// Push configures the push providers; an empty provider is not configured.
+type Push struct {
+	APNs    APNs    `toml:"apns"`
+	FCM     FCM     `toml:"fcm"`
+	WebPush WebPush `toml:"webpush"`
+}
+
+// APNs configures Apple Push Notifications with a token (.p8) key.
+type APNs struct {
+	KeyFile    string `toml:"key_file"`
+	KeyID      string `toml:"key_id"`
+	TeamID     string `toml:"team_id"`
+	Topic      string `toml:"topic"`
+	Production bool   `toml:"production"`
+	Host       string `toml:"host"` // overrides the APNs host, for tests
+}
+
+// FCM configures Firebase Cloud Messaging (HTTP v1) with a service account.
+type FCM struct {
+	CredentialsFile string `toml:"credentials_file"` // service-account JSON
+	ProjectID       string `toml:"project_id"`
+	Endpoint        string `toml:"endpoint"` // overrides the FCM base URL, for tests
+}
+
+// WebPush configures browser push; the VAPID keys live in the database.
+type WebPush struct {
+	Subject string `toml:"subject"` // "mailto:..." or "https://..." contact for push services
+}
+
+// Subscriptions configures in-app purchase verification.
+type Subscriptions struct {
+	Apple  Apple  `toml:"apple"`
+	Google Google `toml:"google"`
+}
+
+// Apple configures App Store subscription verification.
+type Apple struct {
+	BundleID      string   `toml:"bundle_id"`
+	ProProductIDs []string `toml:"pro_product_ids"`
+	RootCAFile    string   `toml:"root_ca_file"` // empty: the bundled Apple Root CA G3
+}
+
+// Google configures Google Play subscription verification.
+type Google struct {
+	PackageName     string   `toml:"package_name"`
+	ProProductIDs   []string `toml:"pro_product_ids"`
+	CredentialsFile string   `toml:"credentials_file"` // service-account JSON
+	Endpoint        string   `toml:"endpoint"`         // overrides the Play Developer API base URL, for tests
+	PubsubAudience  string   `toml:"pubsub_audience"`  // audience of the Pub/Sub push OIDC token
+}
+
+// Retention configures the background sweep of old data.
+type Retention struct {
+	Messages Duration `toml:"messages"` // messages older than this are deleted
+}
+
+// Default returns the built-in configuration, used when no file is given.
+func Default() Config {
+	return Config{
+		Listen:      "127.0.0.1:8080",
+		BaseURL:     "http://127.0.0.1:8080",
+		DataDir:     "./data",
+		DefaultPlan: "free",
+		LogFormat:   "text",
+		LogLevel:    "info",
+		Metrics:     true,
+		Database:    Database{Synchronous: "full"},
+		Auth: Auth{
+			SessionTTL:     Duration{time.Hour},
+			RefreshTTL:     Duration{720 * time.Hour},
+			LocalPasswords: true,
+		},
+		Plans: Plans{
+			Free: Plan{SendPerMinute: 5, APIPerMinute: 60},
+			Pro:  Plan{SendPerMinute: 200, APIPerMinute: 200},
+		},
+		Polling: Polling{ResponseTTL: Duration{10 * time.Minute}},
+		Delivery: Delivery{
+			Workers:         8,
+			Timeout:         Duration{10 * time.Second},
+			BackoffBase:     Duration{time.Minute},
+			BackoffMax:      Duration{time.Hour},
+			MaxAttempts:     8,
+			BlockedNetworks: []string{"169.254.0.0/16", "fe80::/10", "0.0.0.0/8"},
+		},
+		Subscriptions: Subscriptions{
+			// Empty rather than nil, so an example file that writes "= []" equals the default.
+			Apple:  Apple{ProProductIDs: []string{}},
+			Google: Google{ProProductIDs: []string{}},
+		},
+		Retention: Retention{Messages: Duration{720 * time.Hour}},
+	}
+}
+
+// DBPath is the path of the SQLite database inside DataDir.
+func (c Config) DBPath() string {
+	return filepath.Join(c.DataDir, "herald.db")
+}
+
+// Load reads the TOML file at path (path "" means: no file, defaults only),
+// then applies HERALD_* environment overrides read through getenv, then
+// validates. A nil getenv reads no environment.
+func Load(path string, getenv func(string) string) (Config, error) {
+	cfg := Default()
+	var data string
+	var md toml.MetaData
+	if path != "" {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return Config{}, fmt.Errorf("config: %w", err)
+		}
+		data = string(b)
+		md, err = toml.Decode(data, &cfg)
+		if err != nil {
+			// toml's errors already carry the line and the last key.
+			return Config{}, fmt.Errorf("config: %s: %w", path, err)
+		}
+		if err := checkKeys(path, data, md); err != nil {
+			return Config{}, err
+		}
+	}
+	if getenv == nil {
+		getenv = func(string) string { return "" }
+	}
+	fromEnv, err := applyEnv(&cfg, getenv)
+	if err != nil {
+		return Config{}, err
+	}
+	if err := cfg.Validate(); err != nil {
+		return Config{}, locate(err, path, data, md, fromEnv)
+	}
+	return cfg, nil
+}
+
+// locate adds where a bad value came from (environment variable or file line)
+// to each field error of a validation failure.
+func locate(err error, path, data string, md toml.MetaData, fromEnv map[string]string) error {
+	var errs []error
+	for _, e := range unjoin(err) {
+		var fe *fieldError
+		if !errors.As(e, &fe) {
+			errs = append(errs, e)
+			continue
+		}
+		switch name, ok := fromEnv[fe.key]; {
+		case ok:
+			errs = append(errs, fmt.Errorf("config: %s (from %s): %s", fe.key, name, fe.msg))
+		case path != "" && md.IsDefined(fe.path...):
+			if line := lineOf(data, md, fe.path); line > 0 {
+				errs = append(errs, fmt.Errorf("config: %s: line %d: %s: %s", path, line, fe.key, fe.msg))
+			} else {
+				errs = append(errs, fmt.Errorf("config: %s: %s: %s", path, fe.key, fe.msg))
+			}
+		default:
+			errs = append(errs, e)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// unjoin splits an errors.Join error into its parts.
+func unjoin(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
+}

@@ -1,0 +1,93 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/heraldhq/herald/store"
+)
+
+// apiKeyPrefix starts every API key.
+const apiKeyPrefix = "pk_live_"
+
+// principal is the authenticated caller of a request.
+type principal struct {
+	user      *store.User
+	sessionID string // set when a session token was used
+	keyID     string // set when an API key was used
+}
+
+// authenticate resolves the Authorization header to a user. Tokens are looked
+// up by their SHA-256, so no stored secret is ever compared byte by byte.
+// Every request reads the user afresh: a plan change, a revoked key or a
+// deleted user takes effect on the next request.
+func (s *Server) authenticate(r *http.Request) (*principal, error) {
+	h := r.Header.Get("Authorization")
+	scheme, token, ok := strings.Cut(h, " ")
+	if h == "" {
+		return nil, errInvalidToken("missing credentials: send Authorization: Bearer <token>")
+	}
+	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(token) == "" {
+		return nil, errInvalidToken("the Authorization header must be: Bearer <token>")
+	}
+	token = strings.TrimSpace(token)
+	ctx := r.Context()
+	if strings.HasPrefix(token, apiKeyPrefix) {
+		k, u, err := s.st.APIKeyByHash(ctx, store.HashToken(token))
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, errInvalidToken("invalid or revoked API key")
+		}
+		if err != nil {
+			return nil, err
+		}
+		s.keyUse.mark(k.ID, s.now())
+		return &principal{user: u, keyID: k.ID}, nil
+	}
+	sess, u, err := s.st.SessionByAccessHash(ctx, store.HashToken(token))
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, errInvalidToken("invalid or expired access token")
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &principal{user: u, sessionID: sess.ID}, nil
+}
+
+// keyUse buffers API key use times so that authenticating with a key is a
+// read, not a write; Run flushes them every few seconds.
+type keyUse struct {
+	mu   sync.Mutex
+	used map[string]time.Time
+}
+
+func newKeyUse() *keyUse { return &keyUse{used: map[string]time.Time{}} }
+
+func (k *keyUse) mark(id string, t time.Time) {
+	k.mu.Lock()
+	k.used[id] = t
+	k.mu.Unlock()
+}
+
+func (k *keyUse) take() map[string]time.Time {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	out := k.used
+	k.used = map[string]time.Time{}
+	return out
+}
+
+// flushKeyUse writes buffered key use times. On failure they are put back.
+func (s *Server) flushKeyUse(ctx context.Context) error {
+	used := s.keyUse.take()
+	if err := s.st.TouchAPIKeys(ctx, used); err != nil {
+		for id, t := range used {
+			s.keyUse.mark(id, t)
+		}
+		return err
+	}
+	return nil
+}

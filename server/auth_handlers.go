@@ -1,0 +1,160 @@
+package server
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/julienschmidt/httprouter"
+
+	"github.com/heraldhq/herald/auth"
+	"github.com/heraldhq/herald/store"
+)
+
+// Token lengths in base62 characters (~190 and ~285 bits).
+const (
+	accessTokenLen  = 32
+	refreshTokenLen = 48
+)
+
+type sessionJSON struct {
+	AccessToken  string   `json:"access_token"`
+	RefreshToken string   `json:"refresh_token"`
+	TokenType    string   `json:"token_type"`
+	ExpiresAt    string   `json:"expires_at"`
+	User         userJSON `json:"user"`
+}
+
+// handleAuthPost dispatches POST /v1/auth/:idp: refresh, logout and
+// logout-all are reserved names; anything else is a sign-in provider.
+func (s *Server) handleAuthPost(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
+	switch idp := p.ByName("idp"); idp {
+	case "refresh":
+		return s.handleRefresh(w, r)
+	case "logout":
+		return s.withAuth("POST /v1/auth/logout", false, s.handleLogout)(w, r, p)
+	case "logout-all":
+		return s.withAuth("POST /v1/auth/logout-all", false, s.handleLogoutAll)(w, r, p)
+	case "local":
+		if !s.cfg.Auth.LocalPasswords {
+			return errNotFound("local password sign-in is turned off on this server")
+		}
+		return s.handleLocalSignIn(w, r)
+	default:
+		return errNotFound("no identity provider named %q", idp)
+	}
+}
+
+func (s *Server) handleLocalSignIn(w http.ResponseWriter, r *http.Request) error {
+	var req struct {
+		Email    string `json:"email"`
+		Password string `json:"password"`
+	}
+	if err := decodeJSON(r, &req); err != nil {
+		return err
+	}
+	if strings.TrimSpace(req.Email) == "" || req.Password == "" {
+		return errInvalidPayload("email and password are required")
+	}
+	u, err := s.st.UserByEmail(r.Context(), req.Email)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && u.PasswordHash == "") {
+		auth.CheckNoUser(req.Password)
+		return errInvalidToken("wrong email or password")
+	}
+	if err != nil {
+		return err
+	}
+	ok, err := auth.CheckPassword(u.PasswordHash, req.Password)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return errInvalidToken("wrong email or password")
+	}
+	return s.startSession(w, r, u)
+}
+
+// newTokens makes a fresh access/refresh pair and their stored form.
+func (s *Server) newTokens() (access, refresh string, t store.SessionTokens) {
+	access, refresh = store.NewToken(accessTokenLen), store.NewToken(refreshTokenLen)
+	now := s.now().UTC()
+	t = store.SessionTokens{
+		AccessHash: store.HashToken(access), RefreshHash: store.HashToken(refresh),
+		AccessExpiresAt:  now.Add(s.cfg.Auth.SessionTTL.Duration),
+		RefreshExpiresAt: now.Add(s.cfg.Auth.RefreshTTL.Duration),
+	}
+	return access, refresh, t
+}
+
+// startSession signs u in and answers with the session shape.
+func (s *Server) startSession(w http.ResponseWriter, r *http.Request, u *store.User) error {
+	access, refresh, t := s.newTokens()
+	if _, err := s.st.CreateSession(r.Context(), u.ID, t); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, sessionJSON{AccessToken: access, RefreshToken: refresh, TokenType: "Bearer",
+		ExpiresAt: ts(t.AccessExpiresAt), User: renderUser(u)})
+	return nil
+}
+
+func (s *Server) handleRefresh(w http.ResponseWriter, r *http.Request) error {
+	var req struct {
+		RefreshToken string `json:"refresh_token"`
+	}
+	if err := decodeJSON(r, &req); err != nil {
+		return err
+	}
+	if req.RefreshToken == "" {
+		return errInvalidPayload("refresh_token is required")
+	}
+	access, refresh, t := s.newTokens()
+	sess, err := s.st.RotateSession(r.Context(), store.HashToken(req.RefreshToken), t)
+	switch {
+	case errors.Is(err, store.ErrRefreshReused):
+		s.log.WarnContext(r.Context(), "refresh token reused; session revoked", "request_id", requestID(r.Context()))
+		return errInvalidToken("refresh token was already used; the session has been revoked, sign in again")
+	case errors.Is(err, store.ErrNotFound):
+		return errInvalidToken("invalid or expired refresh token")
+	case err != nil:
+		return err
+	}
+	u, err := s.st.UserByID(r.Context(), sess.UserID)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, sessionJSON{AccessToken: access, RefreshToken: refresh, TokenType: "Bearer",
+		ExpiresAt: ts(t.AccessExpiresAt), User: renderUser(u)})
+	return nil
+}
+
+func (s *Server) handleLogout(w http.ResponseWriter, r *http.Request, _ httprouter.Params, who *principal) error {
+	if who.sessionID == "" {
+		return errForbidden("logout ends a session; this request used an API key (revoke it with DELETE /v1/keys/:id)")
+	}
+	if err := s.st.DeleteSession(r.Context(), who.sessionID); err != nil && !errors.Is(err, store.ErrNotFound) {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]bool{"ok": true})
+	return nil
+}
+
+func (s *Server) handleLogoutAll(w http.ResponseWriter, r *http.Request, _ httprouter.Params, who *principal) error {
+	if err := s.st.DeleteUserSessions(r.Context(), who.user.ID); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]bool{"ok": true})
+	return nil
+}
+
+func (s *Server) handleMe(w http.ResponseWriter, r *http.Request, _ httprouter.Params, who *principal) error {
+	writeJSON(w, http.StatusOK, renderUser(who.user))
+	return nil
+}
+
+func (s *Server) handleDeleteUser(w http.ResponseWriter, r *http.Request, _ httprouter.Params, who *principal) error {
+	if err := s.st.DeleteUser(r.Context(), who.user.ID); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]bool{"ok": true})
+	return nil
+}

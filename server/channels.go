@@ -1,0 +1,305 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/julienschmidt/httprouter"
+
+	"github.com/heraldhq/herald/store"
+)
+
+var colorRe = regexp.MustCompile(`^#[0-9A-Fa-f]{6}$`)
+
+type channelJSON struct {
+	ID           string              `json:"id"`
+	Name         string              `json:"name"`
+	Icon         string              `json:"icon"`
+	Color        string              `json:"color"`
+	MutedUntil   *string             `json:"muted_until"`
+	FolderID     *string             `json:"folder_id"`
+	WebhookToken string              `json:"webhook_token"`
+	WebhookURL   string              `json:"webhook_url"`
+	Approval     *store.ApprovalRule `json:"approval"`
+	CreatedAt    string              `json:"created_at"`
+	UpdatedAt    string              `json:"updated_at"`
+}
+
+func (s *Server) renderChannel(c *store.Channel) channelJSON {
+	return channelJSON{ID: c.ID, Name: c.Name, Icon: c.Icon, Color: c.Color, MutedUntil: tsPtr(c.MutedUntil),
+		FolderID: c.FolderID, WebhookToken: c.WebhookToken, WebhookURL: s.baseURL + "/v1/send/" + c.WebhookToken,
+		Approval: c.Approval, CreatedAt: ts(c.CreatedAt), UpdatedAt: ts(c.UpdatedAt)}
+}
+
+func validName(field, name string) error {
+	if strings.TrimSpace(name) == "" {
+		return errInvalidPayload("%s is required", field)
+	}
+	if chars(name) > 100 {
+		return errInvalidPayload("%s is longer than 100 characters", field)
+	}
+	return nil
+}
+
+func validIcon(icon string) error {
+	if chars(icon) > 100 {
+		return errInvalidPayload("icon is longer than 100 characters")
+	}
+	return nil
+}
+
+func validColor(color string) error {
+	if color != "" && !colorRe.MatchString(color) {
+		return errInvalidPayload("color must be a hex colour like #1E90FF")
+	}
+	return nil
+}
+
+func (s *Server) handleListChannels(w http.ResponseWriter, r *http.Request, _ httprouter.Params, who *principal) error {
+	chs, err := s.st.ListChannels(r.Context(), who.user.ID)
+	if err != nil {
+		return err
+	}
+	out := make([]channelJSON, len(chs))
+	for i := range chs {
+		out[i] = s.renderChannel(&chs[i])
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"channels": out})
+	return nil
+}
+
+func (s *Server) handleCreateChannel(w http.ResponseWriter, r *http.Request, _ httprouter.Params, who *principal) error {
+	var req struct {
+		Name  string `json:"name"`
+		Icon  string `json:"icon"`
+		Color string `json:"color"`
+	}
+	if err := decodeJSON(r, &req); err != nil {
+		return err
+	}
+	if err := errors.Join(validName("name", req.Name), validIcon(req.Icon), validColor(req.Color)); err != nil {
+		return firstError(err)
+	}
+	c := &store.Channel{UserID: who.user.ID, Name: strings.TrimSpace(req.Name), Icon: req.Icon, Color: strings.ToUpper(req.Color)}
+	if err := s.st.CreateChannel(r.Context(), c); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, s.renderChannel(c))
+	return nil
+}
+
+// firstError unwraps an errors.Join to its first error, so that the client
+// sees one clear message.
+func firstError(err error) error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()[0]
+	}
+	return err
+}
+
+func (s *Server) handleGetChannel(w http.ResponseWriter, r *http.Request, p httprouter.Params, who *principal) error {
+	c, err := s.st.Channel(r.Context(), who.user.ID, p.ByName("id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, s.renderChannel(c))
+	return nil
+}
+
+// channelPatch is the PATCH body. Raw fields tell "absent" from "null".
+type channelPatch struct {
+	Name       *string         `json:"name"`
+	Icon       *string         `json:"icon"`
+	Color      *string         `json:"color"`
+	MutedUntil json.RawMessage `json:"muted_until"`
+	FolderID   json.RawMessage `json:"folder_id"`
+	Approval   json.RawMessage `json:"approval"`
+}
+
+func (s *Server) handleUpdateChannel(w http.ResponseWriter, r *http.Request, p httprouter.Params, who *principal) error {
+	var req channelPatch
+	if err := decodeJSON(r, &req); err != nil {
+		return err
+	}
+	var patch store.ChannelPatch
+	if req.Name != nil {
+		if err := validName("name", *req.Name); err != nil {
+			return err
+		}
+		n := strings.TrimSpace(*req.Name)
+		patch.Name = &n
+	}
+	if req.Icon != nil {
+		if err := validIcon(*req.Icon); err != nil {
+			return err
+		}
+		patch.Icon = req.Icon
+	}
+	if req.Color != nil {
+		if err := validColor(*req.Color); err != nil {
+			return err
+		}
+		c := strings.ToUpper(*req.Color)
+		patch.Color = &c
+	}
+	var err error
+	if patch.MutedUntil, err = parseOptionalTime("muted_until", req.MutedUntil); err != nil {
+		return err
+	}
+	if patch.FolderID, err = parseOptionalString("folder_id", req.FolderID); err != nil {
+		return err
+	}
+	if patch.Approval, err = s.parseApproval(r, req.Approval); err != nil {
+		return err
+	}
+	c, err := s.st.UpdateChannel(r.Context(), who.user.ID, p.ByName("id"), patch)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, s.renderChannel(c))
+	return nil
+}
+
+func isNull(raw json.RawMessage) bool { return strings.TrimSpace(string(raw)) == "null" }
+
+func parseOptionalTime(field string, raw json.RawMessage) (store.Optional[time.Time], error) {
+	var out store.Optional[time.Time]
+	if raw == nil {
+		return out, nil
+	}
+	out.Set = true
+	if isNull(raw) {
+		return out, nil
+	}
+	var str string
+	if err := json.Unmarshal(raw, &str); err != nil {
+		return out, errInvalidPayload("%s must be an RFC 3339 timestamp string or null", field)
+	}
+	t, err := time.Parse(time.RFC3339, str)
+	if err != nil {
+		return out, errInvalidPayload("%s must be an RFC 3339 timestamp like 2026-01-02T15:04:05Z", field)
+	}
+	t = t.UTC().Truncate(time.Millisecond)
+	out.Value = &t
+	return out, nil
+}
+
+func parseOptionalString(field string, raw json.RawMessage) (store.Optional[string], error) {
+	var out store.Optional[string]
+	if raw == nil {
+		return out, nil
+	}
+	out.Set = true
+	if isNull(raw) {
+		return out, nil
+	}
+	var str string
+	if err := json.Unmarshal(raw, &str); err != nil || str == "" {
+		return out, errInvalidPayload("%s must be a non-empty string or null", field)
+	}
+	out.Value = &str
+	return out, nil
+}
+
+// parseApproval validates an approval rule: existing, distinct approvers,
+// 1 <= required_count <= len(approvers), window_seconds > 0.
+func (s *Server) parseApproval(r *http.Request, raw json.RawMessage) (store.Optional[store.ApprovalRule], error) {
+	var out store.Optional[store.ApprovalRule]
+	if raw == nil {
+		return out, nil
+	}
+	out.Set = true
+	if isNull(raw) {
+		return out, nil
+	}
+	var rule store.ApprovalRule
+	if err := decodeBytes(raw, &rule); err != nil {
+		var ae *apiError
+		if errors.As(err, &ae) {
+			return out, errInvalidPayload("approval: %s", ae.message)
+		}
+		return out, err
+	}
+	if len(rule.Approvers) == 0 {
+		return out, errInvalidPayload("approval.approvers must list at least one user id")
+	}
+	seen := map[string]bool{}
+	for _, id := range rule.Approvers {
+		if seen[id] {
+			return out, errInvalidPayload("approval.approvers lists %q twice", id)
+		}
+		seen[id] = true
+	}
+	if rule.RequiredCount < 1 || rule.RequiredCount > len(rule.Approvers) {
+		return out, errInvalidPayload("approval.required_count must be between 1 and the number of approvers (%d)", len(rule.Approvers))
+	}
+	if rule.WindowSeconds <= 0 {
+		return out, errInvalidPayload("approval.window_seconds must be greater than 0")
+	}
+	users, err := s.st.UsersByIDs(r.Context(), rule.Approvers)
+	if err != nil {
+		return out, err
+	}
+	if len(users) != len(rule.Approvers) {
+		found := map[string]bool{}
+		for _, u := range users {
+			found[u.ID] = true
+		}
+		for _, id := range rule.Approvers {
+			if !found[id] {
+				return out, errInvalidPayload("approval.approvers: no user %q", id)
+			}
+		}
+	}
+	out.Value = &rule
+	return out, nil
+}
+
+func (s *Server) handleDeleteChannel(w http.ResponseWriter, r *http.Request, p httprouter.Params, who *principal) error {
+	if err := s.st.DeleteChannel(r.Context(), who.user.ID, p.ByName("id")); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]bool{"ok": true})
+	return nil
+}
+
+func (s *Server) handleRegenerateToken(w http.ResponseWriter, r *http.Request, p httprouter.Params, who *principal) error {
+	c, err := s.st.RegenerateToken(r.Context(), who.user.ID, p.ByName("id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, s.renderChannel(c))
+	return nil
+}
+
+type secretJSON struct {
+	WebhookSecret string `json:"webhook_secret"`
+	Algorithm     string `json:"algorithm"`
+	HeaderName    string `json:"header_name"`
+}
+
+func renderSecret(c *store.Channel) secretJSON {
+	return secretJSON{WebhookSecret: c.WebhookSecret, Algorithm: "HMAC-SHA256", HeaderName: "X-Service-Signature"}
+}
+
+func (s *Server) handleGetSecret(w http.ResponseWriter, r *http.Request, p httprouter.Params, who *principal) error {
+	c, err := s.st.Channel(r.Context(), who.user.ID, p.ByName("id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, renderSecret(c))
+	return nil
+}
+
+func (s *Server) handleRotateSecret(w http.ResponseWriter, r *http.Request, p httprouter.Params, who *principal) error {
+	c, err := s.st.RotateSecret(r.Context(), who.user.ID, p.ByName("id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, renderSecret(c))
+	return nil
+}

@@ -1,0 +1,144 @@
+package server
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/julienschmidt/httprouter"
+
+	"github.com/heraldhq/herald/store"
+)
+
+// maxPushToken bounds a push token; a Web Push subscription JSON is ~400 bytes.
+const maxPushToken = 4096
+
+type deviceJSON struct {
+	ID        string `json:"id"`
+	Platform  string `json:"platform"`
+	Name      string `json:"name"`
+	Active    bool   `json:"active"`
+	CreatedAt string `json:"created_at"`
+	UpdatedAt string `json:"updated_at"`
+}
+
+func renderDevice(d *store.Device) deviceJSON {
+	return deviceJSON{ID: d.ID, Platform: d.Platform, Name: d.Name, Active: d.Active, CreatedAt: ts(d.CreatedAt), UpdatedAt: ts(d.UpdatedAt)}
+}
+
+// validPushToken checks a token for its platform. A web token must be the
+// browser's PushSubscription JSON with an https endpoint and both keys.
+func validPushToken(platform, token string) error {
+	if strings.TrimSpace(token) == "" {
+		return errInvalidPayload("push_token is required")
+	}
+	if len(token) > maxPushToken {
+		return errInvalidPayload("push_token is longer than %d bytes", maxPushToken)
+	}
+	if platform != "web" {
+		return nil
+	}
+	var sub struct {
+		Endpoint string `json:"endpoint"`
+		Keys     struct {
+			P256dh string `json:"p256dh"`
+			Auth   string `json:"auth"`
+		} `json:"keys"`
+	}
+	if err := json.Unmarshal([]byte(token), &sub); err != nil {
+		return errInvalidPayload("push_token for platform web must be the PushSubscription JSON as a string")
+	}
+	u, err := url.Parse(sub.Endpoint)
+	if err != nil || u.Scheme != "https" || u.Host == "" {
+		return errInvalidPayload("push_token: endpoint must be an https URL")
+	}
+	if sub.Keys.P256dh == "" || sub.Keys.Auth == "" {
+		return errInvalidPayload("push_token: keys.p256dh and keys.auth are required")
+	}
+	return nil
+}
+
+func (s *Server) handleRegisterDevice(w http.ResponseWriter, r *http.Request, _ httprouter.Params, who *principal) error {
+	var req struct {
+		Platform  string `json:"platform"`
+		PushToken string `json:"push_token"`
+		Name      string `json:"name"`
+	}
+	if err := decodeJSON(r, &req); err != nil {
+		return err
+	}
+	switch req.Platform {
+	case "ios", "android", "web":
+	case "":
+		return errInvalidPayload("platform is required: ios, android or web")
+	default:
+		return errInvalidPayload("platform must be ios, android or web")
+	}
+	if err := validPushToken(req.Platform, req.PushToken); err != nil {
+		return err
+	}
+	if chars(req.Name) > 100 {
+		return errInvalidPayload("name is longer than 100 characters")
+	}
+	d := &store.Device{UserID: who.user.ID, Platform: req.Platform, Name: req.Name, PushToken: req.PushToken}
+	if err := s.st.RegisterDevice(r.Context(), d); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, renderDevice(d))
+	return nil
+}
+
+func (s *Server) handleUpdateDevice(w http.ResponseWriter, r *http.Request, p httprouter.Params, who *principal) error {
+	var req struct {
+		PushToken *string `json:"push_token"`
+		Name      *string `json:"name"`
+	}
+	if err := decodeJSON(r, &req); err != nil {
+		return err
+	}
+	if req.PushToken == nil && req.Name == nil {
+		return errInvalidPayload("send push_token and/or name")
+	}
+	if req.Name != nil && chars(*req.Name) > 100 {
+		return errInvalidPayload("name is longer than 100 characters")
+	}
+	ctx := r.Context()
+	if req.PushToken != nil {
+		// The token format depends on the device's platform.
+		d, err := s.st.Device(ctx, who.user.ID, p.ByName("id"))
+		if err != nil {
+			return err
+		}
+		if err := validPushToken(d.Platform, *req.PushToken); err != nil {
+			return err
+		}
+	}
+	d, err := s.st.UpdateDevice(ctx, who.user.ID, p.ByName("id"), store.DevicePatch{PushToken: req.PushToken, Name: req.Name})
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, renderDevice(d))
+	return nil
+}
+
+func (s *Server) handleListDevices(w http.ResponseWriter, r *http.Request, _ httprouter.Params, who *principal) error {
+	devs, err := s.st.ListDevices(r.Context(), who.user.ID)
+	if err != nil {
+		return err
+	}
+	out := make([]deviceJSON, len(devs))
+	for i := range devs {
+		out[i] = renderDevice(&devs[i])
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"devices": out})
+	return nil
+}
+
+func (s *Server) handleDeleteDevice(w http.ResponseWriter, r *http.Request, p httprouter.Params, who *principal) error {
+	if err := s.st.DeleteDevice(r.Context(), who.user.ID, p.ByName("id")); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]bool{"ok": true})
+	return nil
+}

@@ -1,0 +1,89 @@
+package server
+
+import (
+	"net/http"
+
+	"github.com/julienschmidt/httprouter"
+
+	"github.com/heraldhq/herald/store"
+)
+
+type pinJSON struct {
+	ChannelID string `json:"channel_id"`
+	Position  int    `json:"position"`
+}
+
+func renderPins(ps []store.Pin) map[string]any {
+	out := make([]pinJSON, len(ps))
+	for i, p := range ps {
+		out[i] = pinJSON{ChannelID: p.ChannelID, Position: p.Position}
+	}
+	return map[string]any{"pins": out}
+}
+
+func (s *Server) handleListPins(w http.ResponseWriter, r *http.Request, _ httprouter.Params, who *principal) error {
+	ps, err := s.st.ListPins(r.Context(), who.user.ID)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, renderPins(ps))
+	return nil
+}
+
+type pinRequest struct {
+	ChannelID string `json:"channel_id"`
+}
+
+// handlePin pins a channel: 201 when new, 200 when it already was pinned.
+func (s *Server) handlePin(w http.ResponseWriter, r *http.Request, _ httprouter.Params, who *principal) error {
+	var req pinRequest
+	if err := decodeJSON(r, &req); err != nil {
+		return err
+	}
+	if req.ChannelID == "" {
+		return errInvalidPayload("channel_id is required")
+	}
+	p, created, err := s.st.PinChannel(r.Context(), who.user.ID, req.ChannelID)
+	if err != nil {
+		return err
+	}
+	status := http.StatusOK
+	if created {
+		status = http.StatusCreated
+	}
+	writeJSON(w, status, pinJSON{ChannelID: p.ChannelID, Position: p.Position})
+	return nil
+}
+
+// handleUnpin takes the channel from ?channel_id= or a {channel_id} body.
+func (s *Server) handleUnpin(w http.ResponseWriter, r *http.Request, _ httprouter.Params, who *principal) error {
+	id := r.URL.Query().Get("channel_id")
+	if id == "" {
+		var req pinRequest
+		if err := decodeJSON(r, &req); err != nil {
+			return err
+		}
+		id = req.ChannelID
+	}
+	if id == "" {
+		return errInvalidPayload("channel_id is required (query parameter or JSON body)")
+	}
+	if err := s.st.UnpinChannel(r.Context(), who.user.ID, id); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]bool{"ok": true})
+	return nil
+}
+
+func (s *Server) handleReorderPins(w http.ResponseWriter, r *http.Request, _ httprouter.Params, who *principal) error {
+	ids, err := idList(r, "channel_ids")
+	if err != nil {
+		return err
+	}
+	ps, err := s.st.ReorderPins(r.Context(), who.user.ID, ids)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, renderPins(ps))
+	return nil
+}

@@ -1,0 +1,49 @@
+package server
+
+import "net/http"
+
+// routes registers every endpoint in one place.
+func (s *Server) routes() {
+	const (
+		get, post, patch, del = http.MethodGet, http.MethodPost, http.MethodPatch, http.MethodDelete
+	)
+	s.public(get, "/healthz", s.handleHealth)
+	if s.cfg.Metrics {
+		s.public(get, "/metrics", s.handleMetrics)
+	}
+
+	// Sign-in, refresh and logout share one route: httprouter cannot hold
+	// /v1/auth/refresh beside /v1/auth/:idp (see ENVIRONMENT.md).
+	s.public(post, "/v1/auth/:idp", s.handleAuthPost)
+	s.authed(get, "/v1/auth/me", s.handleMe)
+	s.authed(del, "/v1/auth/user", s.handleDeleteUser)
+
+	s.sessionOnly(post, "/v1/keys", s.handleCreateKey)
+	s.sessionOnly(get, "/v1/keys", s.handleListKeys)
+	s.sessionOnly(del, "/v1/keys/:id", s.handleRevokeKey)
+
+	s.authed(get, "/v1/channels", s.handleListChannels)
+	s.authed(post, "/v1/channels", s.handleCreateChannel)
+	s.authed(get, "/v1/channels/:id", s.handleGetChannel)
+	s.authed(patch, "/v1/channels/:id", s.handleUpdateChannel)
+	s.authed(del, "/v1/channels/:id", s.handleDeleteChannel)
+	s.authed(post, "/v1/channels/:id/regenerate", s.handleRegenerateToken)
+	s.authed(get, "/v1/channels/:id/secret", s.handleGetSecret)
+	s.authed(post, "/v1/channels/:id/secret/rotate", s.handleRotateSecret)
+
+	s.authed(get, "/v1/folders", s.handleListFolders)
+	s.authed(post, "/v1/folders", s.handleCreateFolder)
+	s.authed(post, "/v1/folders/reorder", s.handleReorderFolders)
+	s.authed(patch, "/v1/folders/:id", s.handleRenameFolder)
+	s.authed(del, "/v1/folders/:id", s.handleDeleteFolder)
+
+	s.authed(get, "/v1/pins", s.handleListPins)
+	s.authed(post, "/v1/pins", s.handlePin)
+	s.authed(del, "/v1/pins", s.handleUnpin)
+	s.authed(post, "/v1/pins/reorder", s.handleReorderPins)
+
+	s.authed(get, "/v1/devices", s.handleListDevices)
+	s.authed(post, "/v1/devices", s.handleRegisterDevice)
+	s.authed(patch, "/v1/devices/:id", s.handleUpdateDevice)
+	s.authed(del, "/v1/devices/:id", s.handleDeleteDevice)
+}

@@ -1,0 +1,170 @@
+// Package server is Herald's HTTP API: routing, authentication, rate limits
+// and one handler file per resource. Handlers parse and answer; the store
+// owns the data.
+package server
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/julienschmidt/httprouter"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/heraldhq/herald/config"
+	"github.com/heraldhq/herald/store"
+)
+
+// Options are what New needs.
+type Options struct {
+	Config  config.Config
+	Store   *store.Store
+	Logger  *slog.Logger
+	Version string
+	// Now is the clock for rate limits and token lifetimes; default time.Now.
+	Now func() time.Time
+	// Registry receives the metrics; default a fresh registry.
+	Registry *prometheus.Registry
+	// UI, when set, is served for paths outside /v1 (the admin web UI).
+	UI http.Handler
+}
+
+// Server is the HTTP API.
+type Server struct {
+	cfg     config.Config
+	st      *store.Store
+	log     *slog.Logger
+	version string
+	now     func() time.Time
+	baseURL string
+
+	router   *httprouter.Router
+	handler  http.Handler
+	metrics  *metrics
+	registry *prometheus.Registry
+	limits   *limiter
+	keyUse   *keyUse
+}
+
+// New builds the server and its routes.
+func New(opts Options) *Server {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.Registry == nil {
+		opts.Registry = prometheus.NewRegistry()
+	}
+	s := &Server{
+		cfg: opts.Config, st: opts.Store, log: opts.Logger, version: opts.Version, now: opts.Now,
+		baseURL:  strings.TrimRight(opts.Config.BaseURL, "/"),
+		registry: opts.Registry,
+		metrics:  newMetrics(opts.Registry),
+		limits:   newLimiter(opts.Now),
+		keyUse:   newKeyUse(),
+	}
+	s.router = httprouter.New()
+	s.router.HandleMethodNotAllowed = true
+	s.router.RedirectTrailingSlash = false
+	s.router.RedirectFixedPath = false
+	s.router.NotFound = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if opts.UI != nil && !strings.HasPrefix(r.URL.Path, "/v1/") {
+			opts.UI.ServeHTTP(w, r)
+			return
+		}
+		s.writeError(w, r, errNotFound("no route for %s %s", r.Method, r.URL.Path))
+	})
+	s.router.MethodNotAllowed = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.writeError(w, r, newError(http.StatusMethodNotAllowed, "method_not_allowed",
+			"%s is not allowed on %s; allowed: %s", r.Method, r.URL.Path, w.Header().Get("Allow")))
+	})
+	s.routes()
+	s.handler = s.outer(s.router)
+	return s
+}
+
+// Handler returns the root HTTP handler.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// Run does the server's background chores until ctx ends: it writes API key
+// use times in batches and evicts idle rate-limit buckets. On the way out it
+// writes what is still buffered.
+func (s *Server) Run(ctx context.Context) error {
+	t := time.NewTicker(5 * time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			// ctx is done; give the final flush a fresh, bounded one.
+			fctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			return s.flushKeyUse(fctx)
+		case <-t.C:
+			if err := s.flushKeyUse(ctx); err != nil {
+				s.log.Warn("flush api key use", "err", err)
+			}
+			s.limits.sweep()
+		}
+	}
+}
+
+// handlerFunc is a handler that returns its error instead of writing it, so
+// that no handler can forget to stop after an error.
+type handlerFunc func(w http.ResponseWriter, r *http.Request, p httprouter.Params) error
+
+// authedFunc is a handler for an authenticated caller.
+type authedFunc func(w http.ResponseWriter, r *http.Request, p httprouter.Params, who *principal) error
+
+// handle registers h for method and path, with metrics labelled by the route
+// pattern (never the raw path, which would leak tokens into labels).
+func (s *Server) handle(method, path string, h handlerFunc) {
+	s.router.Handle(method, path, func(w http.ResponseWriter, r *http.Request, p httprouter.Params) {
+		start := time.Now()
+		sw, _ := w.(*statusWriter)
+		defer func() {
+			code := http.StatusOK
+			if sw != nil && sw.status != 0 {
+				code = sw.status
+			}
+			s.metrics.observe(method, path, code, time.Since(start))
+		}()
+		if err := h(w, r, p); err != nil {
+			s.writeError(w, r, err)
+		}
+	})
+}
+
+// public registers an endpoint that needs no credential.
+func (s *Server) public(method, path string, h handlerFunc) { s.handle(method, path, h) }
+
+// authed registers an endpoint for a session token or an API key, rate
+// limited per user and per endpoint by the user's plan.
+func (s *Server) authed(method, path string, h authedFunc) {
+	s.handle(method, path, s.withAuth(method+" "+path, false, h))
+}
+
+// sessionOnly registers an endpoint that an API key may not call (403).
+func (s *Server) sessionOnly(method, path string, h authedFunc) {
+	s.handle(method, path, s.withAuth(method+" "+path, true, h))
+}
+
+func (s *Server) withAuth(route string, needSession bool, h authedFunc) handlerFunc {
+	return func(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
+		who, err := s.authenticate(r)
+		if err != nil {
+			return err
+		}
+		if needSession && who.sessionID == "" {
+			return errForbidden("this endpoint needs a session token; API keys cannot manage API keys")
+		}
+		limit := s.cfg.Plans.Limits(who.user.Plan).APIPerMinute
+		if err := s.rateLimit(w, "api|"+who.user.ID+"|"+route, limit); err != nil {
+			return err
+		}
+		return h(w, r, p, who)
+	}
+}

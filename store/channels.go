@@ -1,0 +1,247 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// ErrInvalidFolder is returned when a channel is put into a folder that does
+// not exist or belongs to someone else.
+var ErrInvalidFolder = errors.New("store: no such folder")
+
+// ApprovalRule is a channel's multi-signature rule.
+type ApprovalRule struct {
+	RequiredCount int      `json:"required_count"`
+	Approvers     []string `json:"approvers"`
+	WindowSeconds int      `json:"window_seconds"`
+}
+
+// Channel is a destination for messages, owned by one user.
+type Channel struct {
+	ID            string
+	UserID        string
+	Name          string
+	Icon          string
+	Color         string
+	MutedUntil    *time.Time
+	FolderID      *string
+	WebhookToken  string
+	WebhookSecret string
+	Approval      *ApprovalRule
+	CreatedAt     time.Time
+	UpdatedAt     time.Time
+}
+
+// Muted reports whether the channel is muted at t.
+func (c *Channel) Muted(t time.Time) bool { return c.MutedUntil != nil && c.MutedUntil.After(t) }
+
+// Optional is a PATCH field: absent (Set false), null (Set, Value nil) or a value.
+type Optional[T any] struct {
+	Set   bool
+	Value *T
+}
+
+// ChannelPatch holds the fields a PATCH changes; nil pointers stay as they are.
+type ChannelPatch struct {
+	Name       *string
+	Icon       *string
+	Color      *string
+	MutedUntil Optional[time.Time]
+	FolderID   Optional[string]
+	Approval   Optional[ApprovalRule]
+}
+
+const channelCols = `c.id, c.user_id, c.name, c.icon, c.color, c.muted_until, c.folder_id,
+	c.webhook_token, c.webhook_secret, c.approval, c.created_at, c.updated_at`
+
+func scanChannel(row scanner, extra ...any) (*Channel, error) {
+	var c Channel
+	var muted sql.NullInt64
+	var folder, approval sql.NullString
+	var created, updated int64
+	dest := append([]any{&c.ID, &c.UserID, &c.Name, &c.Icon, &c.Color, &muted, &folder,
+		&c.WebhookToken, &c.WebhookSecret, &approval, &created, &updated}, extra...)
+	if err := row.Scan(dest...); err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil, ErrNotFound
+		}
+		return nil, err
+	}
+	c.MutedUntil = nullTime(muted)
+	if folder.Valid {
+		c.FolderID = &folder.String
+	}
+	if approval.Valid {
+		c.Approval = new(ApprovalRule)
+		if err := json.Unmarshal([]byte(approval.String), c.Approval); err != nil {
+			return nil, fmt.Errorf("approval rule of %s: %w", c.ID, err)
+		}
+	}
+	c.CreatedAt, c.UpdatedAt = fromMS(created), fromMS(updated)
+	return &c, nil
+}
+
+func approvalJSON(r *ApprovalRule) any {
+	if r == nil {
+		return nil
+	}
+	b, _ := json.Marshal(r)
+	return string(b)
+}
+
+// NewWebhookToken returns a fresh token for the send path.
+func NewWebhookToken() string { return NewToken(32) }
+
+// NewWebhookSecret returns a fresh callback signing secret.
+func NewWebhookSecret() string { return "whsec_" + NewToken(32) }
+
+// CreateChannel inserts c for c.UserID, filling ID, token, secret and times.
+func (s *Store) CreateChannel(ctx context.Context, c *Channel) error {
+	c.ID, c.WebhookToken, c.WebhookSecret = NewID("ch_"), NewWebhookToken(), NewWebhookSecret()
+	c.CreatedAt = s.now().UTC().Truncate(time.Millisecond)
+	c.UpdatedAt = c.CreatedAt
+	err := s.update(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO channels
+			(id, user_id, name, icon, color, muted_until, folder_id, webhook_token, webhook_secret, approval, created_at, updated_at)
+			VALUES (?, ?, ?, ?, ?, ?, NULL, ?, ?, NULL, ?, ?)`,
+			c.ID, c.UserID, c.Name, c.Icon, c.Color, nullMS(c.MutedUntil), c.WebhookToken, c.WebhookSecret,
+			ms(c.CreatedAt), ms(c.UpdatedAt))
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("store: create channel: %w", err)
+	}
+	return nil
+}
+
+// ListChannels returns the channels a user owns, oldest first.
+func (s *Store) ListChannels(ctx context.Context, userID string) ([]Channel, error) {
+	rows, err := s.read.QueryContext(ctx, "SELECT "+channelCols+" FROM channels c WHERE c.user_id = ? ORDER BY c.created_at, c.id", userID)
+	if err != nil {
+		return nil, fmt.Errorf("store: list channels: %w", err)
+	}
+	defer rows.Close()
+	out := []Channel{}
+	for rows.Next() {
+		c, err := scanChannel(rows)
+		if err != nil {
+			return nil, fmt.Errorf("store: list channels: %w", err)
+		}
+		out = append(out, *c)
+	}
+	return out, rows.Err()
+}
+
+// Channel returns a channel the user owns; anyone else's is ErrNotFound.
+func (s *Store) Channel(ctx context.Context, userID, id string) (*Channel, error) {
+	c, err := scanChannel(s.read.QueryRowContext(ctx, "SELECT "+channelCols+" FROM channels c WHERE c.id = ? AND c.user_id = ?", id, userID))
+	if err != nil {
+		return nil, fmt.Errorf("store: channel %s: %w", id, err)
+	}
+	return c, nil
+}
+
+// ChannelByID returns a channel whoever owns it (for approver checks).
+func (s *Store) ChannelByID(ctx context.Context, id string) (*Channel, error) {
+	c, err := scanChannel(s.read.QueryRowContext(ctx, "SELECT "+channelCols+" FROM channels c WHERE c.id = ?", id))
+	if err != nil {
+		return nil, fmt.Errorf("store: channel %s: %w", id, err)
+	}
+	return c, nil
+}
+
+// ChannelByToken returns the channel with this webhook token and its owner's plan.
+func (s *Store) ChannelByToken(ctx context.Context, token string) (*Channel, string, error) {
+	var plan string
+	c, err := scanChannel(s.read.QueryRowContext(ctx, "SELECT "+channelCols+`, u.plan
+		FROM channels c JOIN users u ON u.id = c.user_id WHERE c.webhook_token = ?`, token), &plan)
+	if err != nil {
+		return nil, "", fmt.Errorf("store: channel by token: %w", err)
+	}
+	return c, plan, nil
+}
+
+// UpdateChannel applies p to a channel the user owns and returns the result.
+func (s *Store) UpdateChannel(ctx context.Context, userID, id string, p ChannelPatch) (*Channel, error) {
+	return s.changeChannel(ctx, "update channel", userID, id, func(tx *sql.Tx, c *Channel) error {
+		if p.Name != nil {
+			c.Name = *p.Name
+		}
+		if p.Icon != nil {
+			c.Icon = *p.Icon
+		}
+		if p.Color != nil {
+			c.Color = *p.Color
+		}
+		if p.MutedUntil.Set {
+			c.MutedUntil = p.MutedUntil.Value
+		}
+		if p.Approval.Set {
+			c.Approval = p.Approval.Value
+		}
+		if p.FolderID.Set {
+			c.FolderID = p.FolderID.Value
+			if c.FolderID != nil {
+				var n int
+				if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM folders WHERE id = ? AND user_id = ?", *c.FolderID, userID).Scan(&n); err != nil {
+					return err
+				}
+				if n == 0 {
+					return ErrInvalidFolder
+				}
+			}
+		}
+		return nil
+	})
+}
+
+// RegenerateToken gives a channel a new webhook token; the old one stops working at once.
+func (s *Store) RegenerateToken(ctx context.Context, userID, id string) (*Channel, error) {
+	return s.changeChannel(ctx, "regenerate token", userID, id, func(_ *sql.Tx, c *Channel) error {
+		c.WebhookToken = NewWebhookToken()
+		return nil
+	})
+}
+
+// RotateSecret gives a channel a new signing secret, in force at once.
+func (s *Store) RotateSecret(ctx context.Context, userID, id string) (*Channel, error) {
+	return s.changeChannel(ctx, "rotate secret", userID, id, func(_ *sql.Tx, c *Channel) error {
+		c.WebhookSecret = NewWebhookSecret()
+		return nil
+	})
+}
+
+// changeChannel reads a user's channel, lets change edit it and writes every
+// mutable column back, all in one transaction.
+func (s *Store) changeChannel(ctx context.Context, op, userID, id string, change func(*sql.Tx, *Channel) error) (*Channel, error) {
+	var c *Channel
+	err := s.update(ctx, func(tx *sql.Tx) error {
+		var err error
+		c, err = scanChannel(tx.QueryRowContext(ctx, "SELECT "+channelCols+" FROM channels c WHERE c.id = ? AND c.user_id = ?", id, userID))
+		if err != nil {
+			return err
+		}
+		if err := change(tx, c); err != nil {
+			return err
+		}
+		c.UpdatedAt = s.now().UTC().Truncate(time.Millisecond)
+		_, err = tx.ExecContext(ctx, `UPDATE channels SET name = ?, icon = ?, color = ?, muted_until = ?, folder_id = ?,
+			webhook_token = ?, webhook_secret = ?, approval = ?, updated_at = ? WHERE id = ?`,
+			c.Name, c.Icon, c.Color, nullMS(c.MutedUntil), c.FolderID, c.WebhookToken, c.WebhookSecret,
+			approvalJSON(c.Approval), ms(c.UpdatedAt), c.ID)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: %s %s: %w", op, id, err)
+	}
+	return c, nil
+}
+
+// DeleteChannel deletes a user's channel with its messages, pins and queued deliveries.
+func (s *Store) DeleteChannel(ctx context.Context, userID, id string) error {
+	return s.updateOne(ctx, "delete channel", "DELETE FROM channels WHERE id = ? AND user_id = ?", id, userID)
+}

@@ -1,0 +1,128 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Device is a phone or browser that receives pushes for its user.
+type Device struct {
+	ID        string
+	UserID    string
+	Platform  string // ios, android, web
+	Name      string
+	PushToken string
+	Active    bool // false once a provider said the token is dead
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+const deviceCols = "id, user_id, platform, name, push_token, active, created_at, updated_at"
+
+func scanDevice(row scanner) (*Device, error) {
+	var d Device
+	var created, updated int64
+	if err := row.Scan(&d.ID, &d.UserID, &d.Platform, &d.Name, &d.PushToken, &d.Active, &created, &updated); err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil, ErrNotFound
+		}
+		return nil, err
+	}
+	d.CreatedAt, d.UpdatedAt = fromMS(created), fromMS(updated)
+	return &d, nil
+}
+
+// RegisterDevice stores d for d.UserID. Registering a push token the user
+// already has updates that device instead of adding a second one, so an app
+// that registers at every start does not get every push twice.
+func (s *Store) RegisterDevice(ctx context.Context, d *Device) error {
+	now := s.now().UTC().Truncate(time.Millisecond)
+	err := s.update(ctx, func(tx *sql.Tx) error {
+		existing, err := scanDevice(tx.QueryRowContext(ctx, "SELECT "+deviceCols+" FROM devices WHERE user_id = ? AND push_token = ?", d.UserID, d.PushToken))
+		switch {
+		case err == nil:
+			d.ID, d.CreatedAt = existing.ID, existing.CreatedAt
+		case errors.Is(err, ErrNotFound):
+			d.ID, d.CreatedAt = NewID("dev_"), now
+		default:
+			return err
+		}
+		d.UpdatedAt, d.Active = now, true
+		_, err = tx.ExecContext(ctx, `INSERT INTO devices (id, user_id, platform, name, push_token, active, created_at, updated_at)
+			VALUES (?, ?, ?, ?, ?, 1, ?, ?)
+			ON CONFLICT (id) DO UPDATE SET platform = excluded.platform, name = excluded.name, active = 1, updated_at = excluded.updated_at`,
+			d.ID, d.UserID, d.Platform, d.Name, d.PushToken, ms(d.CreatedAt), ms(d.UpdatedAt))
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("store: register device: %w", err)
+	}
+	return nil
+}
+
+// DevicePatch holds the fields a device PATCH changes.
+type DevicePatch struct {
+	PushToken *string
+	Name      *string
+}
+
+// UpdateDevice changes a user's device; a new push token reactivates it.
+func (s *Store) UpdateDevice(ctx context.Context, userID, id string, p DevicePatch) (*Device, error) {
+	var d *Device
+	err := s.update(ctx, func(tx *sql.Tx) error {
+		var err error
+		d, err = scanDevice(tx.QueryRowContext(ctx, "SELECT "+deviceCols+" FROM devices WHERE id = ? AND user_id = ?", id, userID))
+		if err != nil {
+			return err
+		}
+		if p.PushToken != nil {
+			d.PushToken, d.Active = *p.PushToken, true
+		}
+		if p.Name != nil {
+			d.Name = *p.Name
+		}
+		d.UpdatedAt = s.now().UTC().Truncate(time.Millisecond)
+		_, err = tx.ExecContext(ctx, "UPDATE devices SET push_token = ?, name = ?, active = ?, updated_at = ? WHERE id = ?",
+			d.PushToken, d.Name, d.Active, ms(d.UpdatedAt), d.ID)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: update device %s: %w", id, err)
+	}
+	return d, nil
+}
+
+// Device returns a user's device.
+func (s *Store) Device(ctx context.Context, userID, id string) (*Device, error) {
+	d, err := scanDevice(s.read.QueryRowContext(ctx, "SELECT "+deviceCols+" FROM devices WHERE id = ? AND user_id = ?", id, userID))
+	if err != nil {
+		return nil, fmt.Errorf("store: device %s: %w", id, err)
+	}
+	return d, nil
+}
+
+// ListDevices returns a user's devices, oldest first.
+func (s *Store) ListDevices(ctx context.Context, userID string) ([]Device, error) {
+	rows, err := s.read.QueryContext(ctx, "SELECT "+deviceCols+" FROM devices WHERE user_id = ? ORDER BY created_at, id", userID)
+	if err != nil {
+		return nil, fmt.Errorf("store: list devices: %w", err)
+	}
+	defer rows.Close()
+	out := []Device{}
+	for rows.Next() {
+		d, err := scanDevice(rows)
+		if err != nil {
+			return nil, fmt.Errorf("store: list devices: %w", err)
+		}
+		out = append(out, *d)
+	}
+	return out, rows.Err()
+}
+
+// DeleteDevice removes a user's device.
+func (s *Store) DeleteDevice(ctx context.Context, userID, id string) error {
+	return s.updateOne(ctx, "delete device", "DELETE FROM devices WHERE id = ? AND user_id = ?", id, userID)
+}

@@ -1,0 +1,24 @@
+package store
+
+import (
+	"errors"
+
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// ErrConflict is returned when a unique value (an email, say) is taken.
+var ErrConflict = errors.New("store: already exists")
+
+// ErrLimit is returned when a per-user quota would be exceeded.
+var ErrLimit = errors.New("store: limit reached")
+
+// isUnique reports whether err is a UNIQUE or PRIMARY KEY violation.
+func isUnique(err error) bool {
+	var se *sqlite.Error
+	if !errors.As(err, &se) {
+		return false
+	}
+	c := se.Code()
+	return c == sqlite3.SQLITE_CONSTRAINT_UNIQUE || c == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY
+}

@@ -1,0 +1,43 @@
+package store
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+)
+
+const base62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+// randomString returns n characters of base62 from crypto/rand, without
+// modulo bias (bytes >= 248 are drawn again).
+func randomString(n int) string {
+	out := make([]byte, 0, n)
+	buf := make([]byte, n+n/4+8)
+	for len(out) < n {
+		if _, err := rand.Read(buf); err != nil {
+			panic("store: crypto/rand failed: " + err.Error())
+		}
+		for _, b := range buf {
+			if b >= 248 {
+				continue
+			}
+			out = append(out, base62[b%62])
+			if len(out) == n {
+				break
+			}
+		}
+	}
+	return string(out)
+}
+
+// NewID returns a prefixed random identifier, e.g. NewID("ch_").
+func NewID(prefix string) string { return prefix + randomString(24) }
+
+// NewToken returns n random base62 characters for secrets and tokens.
+func NewToken(n int) string { return randomString(n) }
+
+// HashToken is the SHA-256 of a secret; only hashes of keys and session
+// tokens are stored.
+func HashToken(token string) []byte {
+	h := sha256.Sum256([]byte(token))
+	return h[:]
+}

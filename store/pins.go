@@ -1,0 +1,92 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+)
+
+// Pin is a channel pinned to the top of a user's list.
+type Pin struct {
+	ChannelID string
+	Position  int
+}
+
+// ListPins returns a user's pins in their order.
+func (s *Store) ListPins(ctx context.Context, userID string) ([]Pin, error) {
+	return listPins(ctx, s.read, userID)
+}
+
+func listPins(ctx context.Context, q querier, userID string) ([]Pin, error) {
+	rows, err := q.QueryContext(ctx, "SELECT channel_id, position FROM pins WHERE user_id = ? ORDER BY position, channel_id", userID)
+	if err != nil {
+		return nil, fmt.Errorf("store: list pins: %w", err)
+	}
+	defer rows.Close()
+	out := []Pin{}
+	for rows.Next() {
+		var p Pin
+		if err := rows.Scan(&p.ChannelID, &p.Position); err != nil {
+			return nil, fmt.Errorf("store: list pins: %w", err)
+		}
+		out = append(out, p)
+	}
+	return out, rows.Err()
+}
+
+// PinChannel pins a channel the user owns at the end of their pins. Pinning
+// an already pinned channel changes nothing and returns the existing pin
+// (created false). A channel that is not the user's is ErrNotFound.
+func (s *Store) PinChannel(ctx context.Context, userID, channelID string) (p Pin, created bool, err error) {
+	p.ChannelID = channelID
+	err = s.update(ctx, func(tx *sql.Tx) error {
+		var n int
+		if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM channels WHERE id = ? AND user_id = ?", channelID, userID).Scan(&n); err != nil {
+			return err
+		}
+		if n == 0 {
+			return ErrNotFound
+		}
+		err := tx.QueryRowContext(ctx, "SELECT position FROM pins WHERE user_id = ? AND channel_id = ?", userID, channelID).Scan(&p.Position)
+		if err == nil {
+			return nil
+		}
+		if err != sql.ErrNoRows {
+			return err
+		}
+		if err := tx.QueryRowContext(ctx, "SELECT COALESCE(MAX(position), -1) + 1 FROM pins WHERE user_id = ?", userID).Scan(&p.Position); err != nil {
+			return err
+		}
+		created = true
+		_, err = tx.ExecContext(ctx, "INSERT INTO pins (user_id, channel_id, position) VALUES (?, ?, ?)", userID, channelID, p.Position)
+		return err
+	})
+	if err != nil {
+		return Pin{}, false, fmt.Errorf("store: pin %s: %w", channelID, err)
+	}
+	return p, created, nil
+}
+
+// UnpinChannel removes a pin; a channel that is not pinned is ErrNotFound.
+func (s *Store) UnpinChannel(ctx context.Context, userID, channelID string) error {
+	return s.updateOne(ctx, "unpin", "DELETE FROM pins WHERE user_id = ? AND channel_id = ?", userID, channelID)
+}
+
+// ReorderPins sets the order of a user's pins; channelIDs must name every
+// pinned channel exactly once, or it is ErrInvalidOrder and nothing changes.
+func (s *Store) ReorderPins(ctx context.Context, userID string, channelIDs []string) ([]Pin, error) {
+	var out []Pin
+	err := s.update(ctx, func(tx *sql.Tx) error {
+		if err := reorder(ctx, tx, "SELECT channel_id FROM pins WHERE user_id = ?",
+			"UPDATE pins SET position = ? WHERE channel_id = ? AND user_id = ?", userID, channelIDs); err != nil {
+			return err
+		}
+		var err error
+		out, err = listPins(ctx, tx, userID)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: reorder pins: %w", err)
+	}
+	return out, nil
+}

@@ -1,0 +1,159 @@
+// Package store owns Herald's SQLite database: the schema, its migrations and
+// every SQL statement. No other package writes SQL.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"runtime"
+	"time"
+
+	_ "modernc.org/sqlite" // pure-Go SQLite driver, registered as "sqlite"
+)
+
+// ErrNotFound is returned when a row does not exist or belongs to another user.
+var ErrNotFound = errors.New("store: not found")
+
+// Options configure Open.
+type Options struct {
+	// Synchronous is "full" (a commit survives power loss) or "normal"
+	// (a commit survives a process crash). Default "full".
+	Synchronous string
+	// Now is the clock; tests inject one. Default time.Now.
+	Now func() time.Time
+}
+
+// Store is the database. It holds one writer connection, fed by a single
+// group-commit goroutine, and a pool of reader connections.
+type Store struct {
+	write *sql.DB // exactly one connection: SQLite allows one writer at a time
+	read  *sql.DB // WAL lets readers run beside the writer
+	now   func() time.Time
+
+	batches chan *writeReq
+	stop    chan struct{}
+	stopped chan struct{}
+}
+
+// Open opens (creating if needed) the database at path, applies pending
+// migrations and starts the writer.
+func Open(ctx context.Context, path string, opts Options) (*Store, error) {
+	if opts.Synchronous == "" {
+		opts.Synchronous = "full"
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if dir := filepath.Dir(path); dir != "" {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, fmt.Errorf("store: create data dir: %w", err)
+		}
+	}
+	// Pragmas live in the DSN so that every pooled connection gets them,
+	// including ones database/sql opens later behind our back.
+	q := url.Values{}
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "synchronous("+opts.Synchronous+")")
+	q.Add("_pragma", "busy_timeout(10000)")
+	q.Add("_pragma", "foreign_keys(1)")
+	base := "file:" + path + "?" + q.Encode()
+
+	// The writer begins IMMEDIATE transactions so that a second process
+	// (the CLI beside a running server) waits on busy_timeout instead of
+	// failing with SQLITE_BUSY half-way through a transaction.
+	write, err := sql.Open("sqlite", base+"&_txlock=immediate")
+	if err != nil {
+		return nil, fmt.Errorf("store: open writer: %w", err)
+	}
+	write.SetMaxOpenConns(1)
+	write.SetMaxIdleConns(1)
+	write.SetConnMaxIdleTime(0)
+	write.SetConnMaxLifetime(0)
+
+	read, err := sql.Open("sqlite", base)
+	if err != nil {
+		write.Close()
+		return nil, fmt.Errorf("store: open readers: %w", err)
+	}
+	n := max(4, runtime.GOMAXPROCS(0)*2)
+	read.SetMaxOpenConns(n)
+	read.SetMaxIdleConns(n)
+
+	s := &Store{
+		write: write, read: read, now: opts.Now,
+		batches: make(chan *writeReq, 1024),
+		stop:    make(chan struct{}),
+		stopped: make(chan struct{}),
+	}
+	if err := s.migrate(ctx); err != nil {
+		write.Close()
+		read.Close()
+		return nil, err
+	}
+	go s.writer()
+	return s, nil
+}
+
+// Close stops the writer after it has committed what it holds, then closes
+// the connections. Writes submitted after Close fail.
+func (s *Store) Close() error {
+	close(s.stop)
+	<-s.stopped
+	return errors.Join(s.write.Close(), s.read.Close())
+}
+
+// Ping checks that the database answers a query.
+func (s *Store) Ping(ctx context.Context) error {
+	var one int
+	if err := s.read.QueryRowContext(ctx, "SELECT 1").Scan(&one); err != nil {
+		return fmt.Errorf("store: ping: %w", err)
+	}
+	return nil
+}
+
+// Backup writes a consistent copy of the database to dst while other
+// connections keep working. VACUUM INTO refuses an existing file, so it writes
+// a temporary name beside dst and renames it.
+func (s *Store) Backup(ctx context.Context, dst string) error {
+	tmp := dst + ".tmp-" + randomString(8)
+	if _, err := s.read.ExecContext(ctx, "VACUUM INTO ?", tmp); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("store: backup: %w", err)
+	}
+	if err := os.Rename(tmp, dst); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("store: backup: %w", err)
+	}
+	return nil
+}
+
+// Now returns the store's clock reading.
+func (s *Store) Now() time.Time { return s.now() }
+
+// ms converts a time to the unix milliseconds the schema stores.
+func ms(t time.Time) int64 { return t.UnixMilli() }
+
+// fromMS converts stored unix milliseconds back to UTC time.
+func fromMS(v int64) time.Time { return time.UnixMilli(v).UTC() }
+
+// nullTime converts a nullable stored timestamp.
+func nullTime(v sql.NullInt64) *time.Time {
+	if !v.Valid {
+		return nil
+	}
+	t := fromMS(v.Int64)
+	return &t
+}
+
+// nullMS converts an optional time for storing.
+func nullMS(t *time.Time) any {
+	if t == nil {
+		return nil
+	}
+	return ms(*t)
+}

@@ -1,0 +1,154 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// User is an account.
+type User struct {
+	ID           string
+	Email        string
+	Name         string
+	Plan         string
+	IsAdmin      bool
+	PasswordHash string // empty: no local password
+	CreatedAt    time.Time
+}
+
+const userCols = "u.id, u.email, u.name, u.plan, u.is_admin, COALESCE(u.password_hash, ''), u.created_at"
+
+type scanner interface{ Scan(dest ...any) error }
+
+func scanUser(row scanner, extra ...any) (*User, error) {
+	var u User
+	var created int64
+	dest := append([]any{&u.ID, &u.Email, &u.Name, &u.Plan, &u.IsAdmin, &u.PasswordHash, &created}, extra...)
+	if err := row.Scan(dest...); err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil, ErrNotFound
+		}
+		return nil, err
+	}
+	u.CreatedAt = fromMS(created)
+	return &u, nil
+}
+
+// CreateUser inserts u, filling ID and CreatedAt. A taken email is ErrConflict.
+func (s *Store) CreateUser(ctx context.Context, u *User) error {
+	u.ID = NewID("usr_")
+	u.CreatedAt = s.now().UTC().Truncate(time.Millisecond)
+	u.Email = strings.TrimSpace(u.Email)
+	err := s.update(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO users (id, email, name, plan, is_admin, password_hash, created_at)
+			VALUES (?, ?, ?, ?, ?, NULLIF(?, ''), ?)`,
+			u.ID, u.Email, u.Name, u.Plan, u.IsAdmin, u.PasswordHash, ms(u.CreatedAt))
+		return err
+	})
+	if isUnique(err) {
+		return fmt.Errorf("store: create user %s: %w", u.Email, ErrConflict)
+	}
+	if err != nil {
+		return fmt.Errorf("store: create user: %w", err)
+	}
+	return nil
+}
+
+// UserByID returns a user.
+func (s *Store) UserByID(ctx context.Context, id string) (*User, error) {
+	u, err := scanUser(s.read.QueryRowContext(ctx, "SELECT "+userCols+" FROM users u WHERE u.id = ?", id))
+	if err != nil {
+		return nil, fmt.Errorf("store: user %s: %w", id, err)
+	}
+	return u, nil
+}
+
+// UserByEmail returns a user by email, case-insensitively.
+func (s *Store) UserByEmail(ctx context.Context, email string) (*User, error) {
+	u, err := scanUser(s.read.QueryRowContext(ctx, "SELECT "+userCols+" FROM users u WHERE u.email = ?", strings.TrimSpace(email)))
+	if err != nil {
+		return nil, fmt.Errorf("store: user by email: %w", err)
+	}
+	return u, nil
+}
+
+// UsersByIDs returns the users among ids that exist, in no particular order.
+func (s *Store) UsersByIDs(ctx context.Context, ids []string) ([]User, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	args := make([]any, len(ids))
+	for i, id := range ids {
+		args[i] = id
+	}
+	q := "SELECT " + userCols + " FROM users u WHERE u.id IN (?" + strings.Repeat(",?", len(ids)-1) + ")"
+	return s.queryUsers(ctx, q, args...)
+}
+
+// ListUsers returns every user, oldest first.
+func (s *Store) ListUsers(ctx context.Context) ([]User, error) {
+	return s.queryUsers(ctx, "SELECT "+userCols+" FROM users u ORDER BY u.created_at, u.id")
+}
+
+func (s *Store) queryUsers(ctx context.Context, q string, args ...any) ([]User, error) {
+	rows, err := s.read.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("store: list users: %w", err)
+	}
+	defer rows.Close()
+	var out []User
+	for rows.Next() {
+		u, err := scanUser(rows)
+		if err != nil {
+			return nil, fmt.Errorf("store: list users: %w", err)
+		}
+		out = append(out, *u)
+	}
+	return out, rows.Err()
+}
+
+// SetUserPlan changes a user's plan. It takes effect on the user's next request.
+func (s *Store) SetUserPlan(ctx context.Context, id, plan string) error {
+	return s.updateOne(ctx, "set plan", "UPDATE users SET plan = ? WHERE id = ?", plan, id)
+}
+
+// SetUserAdmin sets or clears a user's admin flag.
+func (s *Store) SetUserAdmin(ctx context.Context, id string, admin bool) error {
+	return s.updateOne(ctx, "set admin", "UPDATE users SET is_admin = ? WHERE id = ?", admin, id)
+}
+
+// DeleteUser deletes a user and, through foreign keys, everything they own:
+// channels, messages, queued deliveries, keys, sessions, devices, folders and
+// pins, all in one transaction.
+func (s *Store) DeleteUser(ctx context.Context, id string) error {
+	return s.updateOne(ctx, "delete user", "DELETE FROM users WHERE id = ?", id)
+}
+
+// updateOne runs a statement that must touch exactly one row; none is ErrNotFound.
+func (s *Store) updateOne(ctx context.Context, op, q string, args ...any) error {
+	err := s.update(ctx, func(tx *sql.Tx) error { return execOne(ctx, tx, q, args...) })
+	if err != nil {
+		return fmt.Errorf("store: %s: %w", op, err)
+	}
+	return nil
+}
+
+// execOne runs q in tx and returns ErrNotFound when it touched no row.
+func execOne(ctx context.Context, tx *sql.Tx, q string, args ...any) error {
+	res, err := tx.ExecContext(ctx, q, args...)
+	if err != nil {
+		return err
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return ErrNotFound
+	}
+	return nil
+}

@@ -1,0 +1,30 @@
+// Package web is Herald's embedded admin web UI, served as one http.Handler.
+package web
+
+import (
+	"embed"
+	"io/fs"
+	"net/http"
+)
+
+//go:embed static
+var static embed.FS
+
+// Handler serves the admin UI's files.
+func Handler() http.Handler {
+	sub, err := fs.Sub(static, "static")
+	if err != nil {
+		panic("web: embedded files missing: " + err.Error())
+	}
+	files := http.FileServer(http.FS(sub))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		w.Header().Set("X-Frame-Options", "DENY")
+		w.Header().Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'")
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+			return
+		}
+		files.ServeHTTP(w, r)
+	})
+}
