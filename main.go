@@ -117,4 +117,3 @@ func (a *app) versionCmd() *cobra.Command {
 		},
 	}
 }
-
