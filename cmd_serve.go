@@ -10,9 +10,11 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/heraldhq/herald/delivery"
 	"github.com/heraldhq/herald/server"
 	"github.com/heraldhq/herald/web"
 )
@@ -45,7 +47,17 @@ func (a *app) serve(ctx context.Context) error {
 	}
 	defer st.Close()
 
-	srv := server.New(server.Options{Config: cfg, Store: st, Logger: log, Version: version, UI: web.Handler()})
+	blocked, err := delivery.ParsePrefixes(cfg.Delivery.BlockedNetworks)
+	if err != nil {
+		return err
+	}
+	reg := prometheus.NewRegistry()
+	srv := server.New(server.Options{Config: cfg, Store: st, Logger: log, Version: version, UI: web.Handler(), Registry: reg})
+	queue := delivery.New(st, delivery.Config{
+		Workers: cfg.Delivery.Workers, Timeout: cfg.Delivery.Timeout.Duration,
+		BackoffBase: cfg.Delivery.BackoffBase.Duration, BackoffMax: cfg.Delivery.BackoffMax.Duration,
+		MaxAttempts: cfg.Delivery.MaxAttempts, BlockedNetworks: blocked, UserAgent: "Herald-Webhooks/" + version,
+	}, delivery.Options{Logger: log, Registry: reg})
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.Listen, err)
@@ -63,6 +75,7 @@ func (a *app) serve(ctx context.Context) error {
 	defer stopWorkers()
 	g, gctx := errgroup.WithContext(workers)
 	g.Go(func() error { return srv.Run(gctx) })
+	g.Go(func() error { return queue.Run(gctx) })
 
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- httpSrv.Serve(ln) }()

@@ -60,7 +60,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		ae = errInvalidPayload("folder_id: no such folder")
 	default:
 		s.log.ErrorContext(r.Context(), "internal error", "request_id", requestID(r.Context()),
-			"method", r.Method, "path", r.URL.Path, "err", err)
+			"method", r.Method, "path", redactPath(r.URL.Path), "err", err)
 		ae = newError(http.StatusInternalServerError, "internal_error", "internal error")
 	}
 	writeJSON(w, ae.status, map[string]string{"error": ae.code, "message": ae.message})

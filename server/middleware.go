@@ -70,7 +70,7 @@ func (s *Server) outer(next http.Handler) http.Handler {
 				if v == http.ErrAbortHandler {
 					panic(v)
 				}
-				s.log.ErrorContext(ctx, "panic", "request_id", id, "method", r.Method, "path", r.URL.Path,
+				s.log.ErrorContext(ctx, "panic", "request_id", id, "method", r.Method, "path", redactPath(r.URL.Path),
 					"panic", fmt.Sprint(v), "stack", string(debug.Stack()))
 				if sw.status == 0 {
 					writeJSON(sw, http.StatusInternalServerError, map[string]string{"error": "internal_error", "message": "internal error"})

@@ -51,8 +51,14 @@ func (l *limiter) take(key string, perMinute int) verdict {
 		b = &bucket{lim: rate.NewLimiter(every, perMinute), perMinute: perMinute}
 		l.buckets[key] = b
 	} else if b.perMinute != perMinute {
-		b.lim.SetLimitAt(now, every)
-		b.lim.SetBurstAt(now, perMinute)
+		// Carry over what was used, not what is left: after an upgrade from
+		// 3 to 10 with 3 used, 7 are left at once (SetBurst alone would leave
+		// 0); after a downgrade the used ones count against the new limit.
+		used := float64(b.perMinute) - b.lim.TokensAt(now)
+		b.lim = rate.NewLimiter(every, perMinute)
+		if n := int(math.Ceil(used - 1e-9)); n > 0 {
+			b.lim.AllowN(now, min(n, perMinute))
+		}
 		b.perMinute = perMinute
 	}
 	b.last = now

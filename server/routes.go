@@ -42,6 +42,19 @@ func (s *Server) routes() {
 	s.authed(del, "/v1/pins", s.handleUnpin)
 	s.authed(post, "/v1/pins/reorder", s.handleReorderPins)
 
+	s.public(post, "/v1/send/:token", s.handleSend)
+	s.public(get, "/v1/callback/:token/:message_id", s.handlePoll)
+	s.authed(get, "/v1/messages", s.handleListMessages)
+	s.authed(get, "/v1/messages/:id", s.handleGetMessage)
+	s.authed(del, "/v1/messages/:id", s.handleDeleteMessage)
+	s.authed(post, "/v1/messages/:id/respond", s.handleRespond)
+	s.authed(get, "/v1/messages/:id/deliveries", s.handleDeliveries)
+	s.authed(post, "/v1/messages/:id/redeliver", s.handleRedeliver)
+
+	s.public(get, "/v1/verify/docs", s.handleVerifyDocs)
+	s.public(post, "/v1/verify/generate", s.handleVerifyGenerate)
+	s.public(post, "/v1/verify/signature", s.handleVerifySignature)
+
 	s.authed(get, "/v1/devices", s.handleListDevices)
 	s.authed(post, "/v1/devices", s.handleRegisterDevice)
 	s.authed(patch, "/v1/devices/:id", s.handleUpdateDevice)

@@ -91,11 +91,15 @@ func New(opts Options) *Server {
 func (s *Server) Handler() http.Handler { return s.handler }
 
 // Run does the server's background chores until ctx ends: it writes API key
-// use times in batches and evicts idle rate-limit buckets. On the way out it
+// use times in batches, evicts idle rate-limit buckets and sweeps expired
+// responses, old messages and dead sessions. On the way out it
 // writes what is still buffered.
 func (s *Server) Run(ctx context.Context) error {
 	t := time.NewTicker(5 * time.Second)
 	defer t.Stop()
+	sweeps := time.NewTicker(30 * time.Second)
+	defer sweeps.Stop()
+	s.sweep(ctx)
 	for {
 		select {
 		case <-ctx.Done():
@@ -108,6 +112,8 @@ func (s *Server) Run(ctx context.Context) error {
 				s.log.Warn("flush api key use", "err", err)
 			}
 			s.limits.sweep()
+		case <-sweeps.C:
+			s.sweep(ctx)
 		}
 	}
 }

@@ -35,6 +35,8 @@ type Store struct {
 	read  *sql.DB // WAL lets readers run beside the writer
 	now   func() time.Time
 
+	wake *wakeups
+
 	batches chan *writeReq
 	stop    chan struct{}
 	stopped chan struct{}
@@ -85,7 +87,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	read.SetMaxIdleConns(n)
 
 	s := &Store{
-		write: write, read: read, now: opts.Now,
+		write: write, read: read, now: opts.Now, wake: newWakeups(),
 		batches: make(chan *writeReq, 1024),
 		stop:    make(chan struct{}),
 		stopped: make(chan struct{}),

@@ -87,6 +87,11 @@ func (s *Store) drain() {
 func (s *Store) commit(batch []*writeReq) {
 	errs := make([]error, len(batch))
 	err := s.runBatch(batch, errs)
+	if err == nil {
+		s.wake.fire()
+	} else {
+		clear(s.wake.marked)
+	}
 	for i, req := range batch {
 		if err != nil && errs[i] == nil {
 			errs[i] = err

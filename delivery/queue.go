@@ -1,0 +1,151 @@
+// Package delivery is the durable callback queue. The server commits each
+// callback job in the same transaction as the response that caused it (an
+// outbox in SQLite); this package is the only reader: workers claim due jobs,
+// sign and send them, record every attempt, back off, and dead-letter a job
+// after its last attempt.
+package delivery
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"net/netip"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/heraldhq/herald/store"
+)
+
+// Config tunes the queue.
+type Config struct {
+	Workers         int
+	Timeout         time.Duration // per attempt
+	BackoffBase     time.Duration
+	BackoffMax      time.Duration
+	MaxAttempts     int
+	BlockedNetworks []netip.Prefix
+	UserAgent       string
+}
+
+// Queue delivers callbacks.
+type Queue struct {
+	st      *store.Store
+	cfg     Config
+	log     *slog.Logger
+	now     func() time.Time
+	client  *http.Client
+	metrics *metrics
+}
+
+// Options are the optional parts of a Queue.
+type Options struct {
+	Logger   *slog.Logger
+	Now      func() time.Time
+	Registry prometheus.Registerer
+	// Transport replaces the guarded transport (tests may add TLS roots; it
+	// should still refuse blocked networks).
+	Transport http.RoundTripper
+}
+
+// New builds a queue over st.
+func New(st *store.Store, cfg Config, opts Options) *Queue {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if cfg.Workers < 1 {
+		cfg.Workers = 1
+	}
+	if opts.Transport == nil {
+		opts.Transport = NewTransport(cfg.BlockedNetworks, cfg.Timeout)
+	}
+	q := &Queue{st: st, cfg: cfg, log: opts.Logger, now: opts.Now}
+	q.client = &http.Client{
+		Transport: opts.Transport,
+		Timeout:   cfg.Timeout,
+		// A redirect is an answer, not a hop: 3xx counts as a failed attempt.
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+	q.metrics = newMetrics(opts.Registry, st)
+	return q
+}
+
+// Backoff is the wait before attempt n+1 after n failed attempts:
+// min(base * 2^(n-1), max).
+func Backoff(base, maxWait time.Duration, n int) time.Duration {
+	d := base
+	for i := 1; i < n; i++ {
+		d *= 2
+		if d >= maxWait || d <= 0 {
+			return maxWait
+		}
+	}
+	return min(d, maxWait)
+}
+
+// leaseFor is how long a claim lasts: long enough for an attempt, after which
+// a job whose worker died is taken up again.
+func (q *Queue) leaseFor() time.Duration { return 2*q.cfg.Timeout + 30*time.Second }
+
+// Run delivers until ctx ends, then waits for attempts in flight.
+func (q *Queue) Run(ctx context.Context) error {
+	// Claims of a process that died are free again at once.
+	if err := q.st.ReleaseLeases(ctx); err != nil {
+		return err
+	}
+	wake := q.st.Wakeup(store.TopicDeliveries)
+	slots := make(chan struct{}, q.cfg.Workers)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	for {
+		free := q.cfg.Workers - len(slots)
+		if free > 0 {
+			jobs, err := q.st.ClaimDeliveries(ctx, free, q.leaseFor())
+			if err != nil && ctx.Err() == nil {
+				q.log.Error("delivery: claim", "err", err)
+			}
+			for _, job := range jobs {
+				slots <- struct{}{}
+				wg.Add(1)
+				go func(job store.Delivery) {
+					defer wg.Done()
+					// A freed slot may let the dispatcher claim more.
+					defer func() { <-slots; q.st.Poke(store.TopicDeliveries) }()
+					q.attempt(ctx, &job)
+				}(job)
+			}
+			if len(jobs) == free {
+				continue // there may be more due right now
+			}
+		}
+		q.resetTimer(ctx, timer)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-wake:
+		case <-timer.C:
+		}
+	}
+}
+
+// resetTimer arms timer for the next due job, or a minute from now when the
+// queue is empty (a safety net; commits wake the dispatcher directly).
+func (q *Queue) resetTimer(ctx context.Context, timer *time.Timer) {
+	wait := time.Minute
+	if next, ok, err := q.st.NextDeliveryAt(ctx); err == nil && ok {
+		wait = min(max(next.Sub(q.now()), time.Millisecond), time.Minute)
+	}
+	if !timer.Stop() {
+		select {
+		case <-timer.C:
+		default:
+		}
+	}
+	timer.Reset(wait)
+}

@@ -1,0 +1,209 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/heraldhq/herald/auth"
+	"github.com/heraldhq/herald/config"
+	"github.com/heraldhq/herald/store"
+)
+
+// clock is a test clock: it starts at the real time and moves only when told.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func newClock() *clock { return &clock{t: time.Now().UTC().Truncate(time.Millisecond)} }
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+// testEnv is a real Herald server over a real SQLite file in t.TempDir().
+type testEnv struct {
+	t     *testing.T
+	cfg   config.Config
+	st    *store.Store
+	s     *Server
+	srv   *httptest.Server
+	clock *clock
+	logs  *bytes.Buffer
+}
+
+// newTestEnv starts a server. Rate limits are high unless a test lowers
+// them through configure.
+func newTestEnv(t *testing.T, configure ...func(*config.Config)) *testEnv {
+	t.Helper()
+	cfg := config.Default()
+	cfg.DataDir = t.TempDir()
+	cfg.Plans.Free = config.Plan{SendPerMinute: 100000, APIPerMinute: 100000}
+	cfg.Plans.Pro = config.Plan{SendPerMinute: 100000, APIPerMinute: 100000}
+	for _, f := range configure {
+		f(&cfg)
+	}
+	clk := newClock()
+	st, err := store.Open(context.Background(), filepath.Join(cfg.DataDir, "herald.db"), store.Options{Now: clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &bytes.Buffer{}
+	s := New(Options{Config: cfg, Store: st, Logger: slog.New(slog.NewTextHandler(&lockedWriter{w: logs}, nil)), Now: clk.Now, Version: "test"})
+	srv := httptest.NewServer(s.Handler())
+	// base_url must point at the test server for webhook_url values.
+	s.baseURL = srv.URL
+	e := &testEnv{t: t, cfg: cfg, st: st, s: s, srv: srv, clock: clk, logs: logs}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = s.Run(ctx) }()
+	t.Cleanup(func() {
+		srv.Close()
+		cancel()
+		<-done
+		st.Close()
+	})
+	return e
+}
+
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// response is what a test request got back.
+type response struct {
+	Status int
+	Header http.Header
+	Body   map[string]any
+	Raw    []byte
+}
+
+// Str returns a top-level string field of the body.
+func (r response) Str(key string) string { s, _ := r.Body[key].(string); return s }
+
+// request sends body (a string is sent as is, anything else as JSON) with an
+// optional bearer token.
+func (e *testEnv) request(method, path string, body any, token string, headers ...string) response {
+	e.t.Helper()
+	var rd io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		rd = strings.NewReader(b)
+	case []byte:
+		rd = bytes.NewReader(b)
+	default:
+		buf, err := json.Marshal(b)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		rd = bytes.NewReader(buf)
+	}
+	req, err := http.NewRequest(method, e.srv.URL+path, rd)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	res, err := e.srv.Client().Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	raw, _ := io.ReadAll(res.Body)
+	out := response{Status: res.StatusCode, Header: res.Header, Raw: raw}
+	if len(raw) > 0 && raw[0] == '{' {
+		if err := json.Unmarshal(raw, &out.Body); err != nil {
+			e.t.Fatalf("%s %s: bad JSON %q: %v", method, path, raw, err)
+		}
+	}
+	return out
+}
+
+// do is request that fails the test unless the status is want.
+func (e *testEnv) do(want int, method, path string, body any, token string) response {
+	e.t.Helper()
+	r := e.request(method, path, body, token)
+	if r.Status != want {
+		e.t.Fatalf("%s %s: status %d, want %d; body %s", method, path, r.Status, want, r.Raw)
+	}
+	return r
+}
+
+// wantError checks an error response's status and code.
+func wantError(t *testing.T, r response, status int, code string) {
+	t.Helper()
+	if r.Status != status || r.Str("error") != code {
+		t.Fatalf("got %d %s, want %d with error %q", r.Status, r.Raw, status, code)
+	}
+	if r.Str("message") == "" {
+		t.Fatalf("error %s has no message", r.Raw)
+	}
+}
+
+// testUser is a user with a session.
+type testUser struct {
+	*store.User
+	Password string
+	Token    string // access token
+	Refresh  string
+}
+
+// newUser creates a user with a password and signs them in over HTTP.
+func (e *testEnv) newUser(email string) *testUser {
+	e.t.Helper()
+	hash, err := auth.HashPassword("pw-" + email)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	u := &store.User{Email: email, Name: strings.Split(email, "@")[0], Plan: "free", PasswordHash: hash}
+	if err := e.st.CreateUser(context.Background(), u); err != nil {
+		e.t.Fatal(err)
+	}
+	r := e.do(200, "POST", "/v1/auth/local", map[string]string{"email": email, "password": "pw-" + email}, "")
+	return &testUser{User: u, Password: "pw-" + email, Token: r.Str("access_token"), Refresh: r.Str("refresh_token")}
+}
+
+// apiKey creates an API key for u.
+func (e *testEnv) apiKey(u *testUser) string {
+	e.t.Helper()
+	return e.do(201, "POST", "/v1/keys", map[string]string{"name": "test"}, u.Token).Str("key")
+}
+
+// newChannel creates a channel for u and returns its JSON.
+func (e *testEnv) newChannel(u *testUser, name string) map[string]any {
+	e.t.Helper()
+	return e.do(201, "POST", "/v1/channels", map[string]string{"name": name}, u.Token).Body
+}

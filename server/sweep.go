@@ -1,0 +1,24 @@
+package server
+
+import (
+	"context"
+)
+
+// sweep does the periodic clean-up: responses not read in time expire,
+// messages past retention go, and so do dead sessions.
+func (s *Server) sweep(ctx context.Context) {
+	now := s.now()
+	if n, err := s.st.ExpireResponses(ctx, s.expireBefore()); err != nil {
+		s.log.Warn("sweep: expire responses", "err", err)
+	} else if n > 0 {
+		s.log.Debug("sweep: expired responses", "count", n)
+	}
+	if n, err := s.st.DeleteMessagesBefore(ctx, now.Add(-s.cfg.Retention.Messages.Duration)); err != nil {
+		s.log.Warn("sweep: delete old messages", "err", err)
+	} else if n > 0 {
+		s.log.Info("sweep: deleted messages past retention", "count", n)
+	}
+	if _, err := s.st.DeleteExpiredSessions(ctx); err != nil {
+		s.log.Warn("sweep: sessions", "err", err)
+	}
+}

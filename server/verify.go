@@ -1,0 +1,148 @@
+package server
+
+import (
+	"embed"
+	"errors"
+	"html/template"
+	"net/http"
+	"strings"
+
+	"github.com/julienschmidt/httprouter"
+
+	"github.com/heraldhq/herald/signature"
+)
+
+//go:embed verifyexamples/verify.go verifyexamples/verify.py verifyexamples/verify.js verifyexamples/verify.sh
+var examples embed.FS
+
+func example(name string) string {
+	b, err := examples.ReadFile("verifyexamples/" + name)
+	if err != nil {
+		panic("server: missing embedded example " + name)
+	}
+	return string(b)
+}
+
+// verifyDocs is the body of GET /v1/verify/docs.
+var verifyDocs = map[string]any{
+	"algorithm":         signature.Algorithm,
+	"header_name":       signature.Header,
+	"format":            "t=<unix_seconds>,v1=<hex_hmac_sha256>",
+	"tolerance_seconds": int(signature.Tolerance.Seconds()),
+	"signed_payload":    "<t>.<raw_body>",
+	"steps": []string{
+		"Read the X-Service-Signature header and split it on commas into t=<unix seconds> and v1=<hex signature>.",
+		"Reject the request if |now - t| is more than 300 seconds.",
+		"Build the string <t>.<raw body>, using the raw request body exactly as received (do not re-serialise the JSON).",
+		"Compute HMAC-SHA256 of that string with the channel's webhook secret (the whole whsec_... text) as the key, hex-encoded.",
+		"Compare it with v1 using a constant-time comparison; accept only on a match.",
+		"Deduplicate on message_id + event: a delivery can arrive more than once.",
+	},
+	"examples": map[string]string{
+		"go":     example("verify.go"),
+		"python": example("verify.py"),
+		"node":   example("verify.js"),
+		"shell":  example("verify.sh"),
+	},
+}
+
+var docsPage = template.Must(template.New("docs").Parse(`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Herald callback signatures</title>
+<style>body{font-family:system-ui,sans-serif;max-width:52rem;margin:2rem auto;padding:0 1rem}pre{background:#f4f4f4;padding:1rem;overflow:auto}</style>
+</head><body>
+<h1>Verifying Herald callback signatures</h1>
+<p>Every callback carries <code>{{.header_name}}: {{.format}}</code>. The signature is {{.algorithm}} over <code>{{.signed_payload}}</code>, keyed with the channel's webhook secret. Tolerance: {{.tolerance_seconds}} seconds.</p>
+<ol>{{range .steps}}<li>{{.}}</li>{{end}}</ol>
+{{range $lang, $code := .examples}}<h2>{{$lang}}</h2><pre><code>{{$code}}</code></pre>{{end}}
+</body></html>
+`))
+
+// prefersHTML reports whether the Accept header ranks text/html above JSON.
+func prefersHTML(r *http.Request) bool {
+	accept := r.Header.Get("Accept")
+	html, js := strings.Index(accept, "text/html"), strings.Index(accept, "application/json")
+	return html >= 0 && (js < 0 || html < js)
+}
+
+func (s *Server) handleVerifyDocs(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+	if prefersHTML(r) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		return docsPage.Execute(w, verifyDocs)
+	}
+	writeJSON(w, http.StatusOK, verifyDocs)
+	return nil
+}
+
+type verifyRequest struct {
+	Payload   *string `json:"payload"`
+	Secret    *string `json:"secret"`
+	Signature *string `json:"signature"`
+}
+
+func (req *verifyRequest) require(fields ...string) error {
+	for _, f := range fields {
+		var v *string
+		switch f {
+		case "payload":
+			v = req.Payload
+		case "secret":
+			v = req.Secret
+		case "signature":
+			v = req.Signature
+		}
+		if v == nil {
+			return errInvalidPayload("%s is required (a string)", f)
+		}
+	}
+	if *req.Secret == "" {
+		return errInvalidPayload("secret must not be empty")
+	}
+	return nil
+}
+
+// handleVerifyGenerate signs a payload as the delivery queue would, now.
+func (s *Server) handleVerifyGenerate(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+	var req verifyRequest
+	if err := decodeJSON(r, &req); err != nil {
+		return err
+	}
+	if req.Signature != nil {
+		return errInvalidPayload("unknown field \"signature\"; generate takes payload and secret")
+	}
+	if err := req.require("payload", "secret"); err != nil {
+		return err
+	}
+	now := s.now()
+	writeJSON(w, http.StatusOK, map[string]any{
+		"signature": signature.Sign(*req.Secret, now, []byte(*req.Payload)),
+		"timestamp": now.Unix(),
+	})
+	return nil
+}
+
+// handleVerifySignature checks a signature: 200 {valid:true} or
+// 200 {valid:false, reason}.
+func (s *Server) handleVerifySignature(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+	var req verifyRequest
+	if err := decodeJSON(r, &req); err != nil {
+		return err
+	}
+	if err := req.require("payload", "signature", "secret"); err != nil {
+		return err
+	}
+	err := signature.Verify(*req.Secret, *req.Signature, []byte(*req.Payload), s.now(), signature.Tolerance)
+	var reason string
+	switch {
+	case err == nil:
+		writeJSON(w, http.StatusOK, map[string]bool{"valid": true})
+		return nil
+	case errors.Is(err, signature.ErrFormat):
+		reason = "bad format: want t=<unix_seconds>,v1=<hex>"
+	case errors.Is(err, signature.ErrTimestamp):
+		reason = "timestamp is more than 300 seconds from now"
+	default:
+		reason = "signature does not match the payload and secret"
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"valid": false, "reason": reason})
+	return nil
+}

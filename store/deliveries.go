@@ -1,0 +1,281 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Delivery states.
+const (
+	DeliveryPending   = "pending"
+	DeliveryDelivered = "delivered"
+	DeliveryFailed    = "failed"
+)
+
+// ErrDeliveryPending is returned when redelivering a job that is still queued.
+var ErrDeliveryPending = errors.New("store: delivery is still pending")
+
+// NewDelivery is a callback to queue together with what caused it.
+type NewDelivery struct {
+	ChannelID string
+	Event     string
+	URL       string
+	Body      []byte
+}
+
+// Delivery is a queued callback as a worker claims it.
+type Delivery struct {
+	ID        string
+	MessageID string
+	ChannelID string
+	Event     string
+	URL       string
+	Body      []byte
+	Attempts  int // attempts made before this one
+}
+
+// DeliveryStatus is a message's delivery as its resource shows it.
+type DeliveryStatus struct {
+	State          string
+	Attempts       int
+	LastStatusCode *int
+	NextAttemptAt  *time.Time
+}
+
+// Attempt is one logged delivery attempt.
+type Attempt struct {
+	Attempt    int
+	At         time.Time
+	StatusCode *int
+	Error      string
+	Duration   time.Duration
+}
+
+// insertDelivery queues d for messageID inside tx and wakes the workers
+// once tx commits.
+func (s *Store) insertDelivery(ctx context.Context, tx *sql.Tx, messageID string, d *NewDelivery, now time.Time) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO deliveries
+		(id, message_id, channel_id, event, url, body, state, next_attempt_at, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		NewID("dlv_"), messageID, d.ChannelID, d.Event, d.URL, d.Body, DeliveryPending, ms(now), ms(now), ms(now))
+	if err != nil {
+		return fmt.Errorf("queue delivery: %w", err)
+	}
+	s.wake.mark(TopicDeliveries)
+	return nil
+}
+
+// ReleaseLeases frees every claim. The server calls it at start: claims left
+// by a process that died are then due at once instead of after their lease.
+func (s *Store) ReleaseLeases(ctx context.Context) error {
+	_, err := s.sweep(ctx, "release leases", "UPDATE deliveries SET lease_until = NULL WHERE lease_until IS NOT NULL")
+	return err
+}
+
+// ClaimDeliveries leases up to n due jobs for lease. A job whose worker died
+// becomes due again when its lease runs out.
+func (s *Store) ClaimDeliveries(ctx context.Context, n int, lease time.Duration) ([]Delivery, error) {
+	var out []Delivery
+	err := s.update(ctx, func(tx *sql.Tx) error {
+		now := s.now()
+		rows, err := tx.QueryContext(ctx, `UPDATE deliveries SET lease_until = ?
+			WHERE id IN (SELECT id FROM deliveries
+				WHERE state = ? AND next_attempt_at <= ? AND (lease_until IS NULL OR lease_until <= ?)
+				ORDER BY next_attempt_at LIMIT ?)
+			RETURNING id, message_id, channel_id, event, url, body, attempts`,
+			ms(now.Add(lease)), DeliveryPending, ms(now), ms(now), n)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		out = out[:0]
+		for rows.Next() {
+			var d Delivery
+			if err := rows.Scan(&d.ID, &d.MessageID, &d.ChannelID, &d.Event, &d.URL, &d.Body, &d.Attempts); err != nil {
+				return err
+			}
+			out = append(out, d)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: claim deliveries: %w", err)
+	}
+	return out, nil
+}
+
+// NextDeliveryAt returns when the earliest pending job is due (ok false: none).
+func (s *Store) NextDeliveryAt(ctx context.Context) (time.Time, bool, error) {
+	var next sql.NullInt64
+	err := s.read.QueryRowContext(ctx, `SELECT MIN(MAX(next_attempt_at, COALESCE(lease_until, 0)))
+		FROM deliveries WHERE state = ?`, DeliveryPending).Scan(&next)
+	if err != nil {
+		return time.Time{}, false, fmt.Errorf("store: next delivery: %w", err)
+	}
+	if !next.Valid {
+		return time.Time{}, false, nil
+	}
+	return fromMS(next.Int64), true, nil
+}
+
+// PendingDeliveries counts queued jobs (the queue depth).
+func (s *Store) PendingDeliveries(ctx context.Context) (int, error) {
+	var n int
+	err := s.read.QueryRowContext(ctx, "SELECT count(*) FROM deliveries WHERE state = ?", DeliveryPending).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("store: count deliveries: %w", err)
+	}
+	return n, nil
+}
+
+// ChannelSecret returns a channel's current signing secret.
+func (s *Store) ChannelSecret(ctx context.Context, channelID string) (string, error) {
+	var secret string
+	err := s.read.QueryRowContext(ctx, "SELECT webhook_secret FROM channels WHERE id = ?", channelID).Scan(&secret)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", fmt.Errorf("store: channel secret %s: %w", channelID, ErrNotFound)
+	}
+	if err != nil {
+		return "", fmt.Errorf("store: channel secret %s: %w", channelID, err)
+	}
+	return secret, nil
+}
+
+// AttemptResult is the outcome of one delivery attempt.
+type AttemptResult struct {
+	At         time.Time
+	StatusCode int // 0: no answer
+	Error      string
+	Duration   time.Duration
+	Success    bool
+}
+
+// RecordAttempt logs an attempt of d and moves the job on: delivered on
+// success; dead-lettered after maxAttempts failures, which also sets the
+// message's polling state to failed; else due again at retryAt. It returns
+// the job's new state ("" when the job was deleted meanwhile).
+func (s *Store) RecordAttempt(ctx context.Context, d *Delivery, res AttemptResult, maxAttempts int, retryAt time.Time) (string, error) {
+	n := d.Attempts + 1
+	var state string
+	err := s.update(ctx, func(tx *sql.Tx) error {
+		var code any
+		if res.StatusCode != 0 {
+			code = res.StatusCode
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO delivery_attempts (delivery_id, attempt, at, status_code, error, duration_ms)
+			SELECT ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM deliveries WHERE id = ?)`,
+			d.ID, n, ms(res.At), code, res.Error, res.Duration.Milliseconds(), d.ID); err != nil {
+			return err
+		}
+		next := ms(retryAt)
+		switch {
+		case res.Success:
+			state = DeliveryDelivered
+		case n >= maxAttempts:
+			state = DeliveryFailed
+		default:
+			state = DeliveryPending
+		}
+		err := execOne(ctx, tx, `UPDATE deliveries SET state = ?, attempts = ?, next_attempt_at = ?, lease_until = NULL,
+			last_status_code = ?, last_error = ?, updated_at = ? WHERE id = ?`,
+			state, n, next, code, res.Error, ms(res.At), d.ID)
+		if errors.Is(err, ErrNotFound) {
+			state = ""
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if state == DeliveryFailed {
+			// failed is the last word of polling, even after a read or expiry.
+			_, err = tx.ExecContext(ctx, "UPDATE messages SET state = ?, response = NULL WHERE id = ?", StateFailed, d.MessageID)
+		}
+		return err
+	})
+	if err != nil {
+		return "", fmt.Errorf("store: record attempt %s: %w", d.ID, err)
+	}
+	return state, nil
+}
+
+// DeliveryLog returns a message's delivery status and every attempt, oldest
+// first. A message without a delivery has a nil status.
+func (s *Store) DeliveryLog(ctx context.Context, messageID string) (*DeliveryStatus, []Attempt, error) {
+	var st DeliveryStatus
+	var id string
+	var code, next sql.NullInt64
+	err := s.read.QueryRowContext(ctx, `SELECT id, state, attempts, last_status_code, next_attempt_at FROM deliveries WHERE message_id = ?`,
+		messageID).Scan(&id, &st.State, &st.Attempts, &code, &next)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, []Attempt{}, nil
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("store: delivery log %s: %w", messageID, err)
+	}
+	fillStatus(&st, code, next)
+	rows, err := s.read.QueryContext(ctx, `SELECT attempt, at, status_code, error, duration_ms FROM delivery_attempts
+		WHERE delivery_id = ? ORDER BY id`, id)
+	if err != nil {
+		return nil, nil, fmt.Errorf("store: delivery log %s: %w", messageID, err)
+	}
+	defer rows.Close()
+	out := []Attempt{}
+	for rows.Next() {
+		var a Attempt
+		var at, dur int64
+		var c sql.NullInt64
+		if err := rows.Scan(&a.Attempt, &at, &c, &a.Error, &dur); err != nil {
+			return nil, nil, fmt.Errorf("store: delivery log %s: %w", messageID, err)
+		}
+		a.At, a.Duration = fromMS(at), time.Duration(dur)*time.Millisecond
+		if c.Valid {
+			v := int(c.Int64)
+			a.StatusCode = &v
+		}
+		out = append(out, a)
+	}
+	return &st, out, rows.Err()
+}
+
+func fillStatus(st *DeliveryStatus, code, next sql.NullInt64) {
+	if code.Valid {
+		v := int(code.Int64)
+		st.LastStatusCode = &v
+	}
+	if st.State == DeliveryPending && next.Valid {
+		st.NextAttemptAt = nullTime(next)
+	}
+}
+
+// Redeliver queues a message's delivered or dead-lettered callback again,
+// due now, with its attempt count starting again. A job still pending is
+// ErrDeliveryPending; a message without a callback is ErrNotFound.
+func (s *Store) Redeliver(ctx context.Context, messageID string) error {
+	err := s.update(ctx, func(tx *sql.Tx) error {
+		var state string
+		err := tx.QueryRowContext(ctx, "SELECT state FROM deliveries WHERE message_id = ?", messageID).Scan(&state)
+		if errors.Is(err, sql.ErrNoRows) {
+			return ErrNotFound
+		}
+		if err != nil {
+			return err
+		}
+		if state == DeliveryPending {
+			return ErrDeliveryPending
+		}
+		now := ms(s.now())
+		if _, err := tx.ExecContext(ctx, `UPDATE deliveries SET state = ?, attempts = 0, next_attempt_at = ?, lease_until = NULL,
+			updated_at = ? WHERE message_id = ?`, DeliveryPending, now, now, messageID); err != nil {
+			return err
+		}
+		s.wake.mark(TopicDeliveries)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("store: redeliver %s: %w", messageID, err)
+	}
+	return nil
+}

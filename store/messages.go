@@ -1,0 +1,289 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Polling states of a message's response.
+const (
+	StatePending     = "pending"
+	StateSubmitted   = "submitted"
+	StateAlreadyRead = "already_read"
+	StateExpired     = "expired"
+	StateFailed      = "failed"
+)
+
+// ErrAlreadyResponded is returned for a second response to a message.
+var ErrAlreadyResponded = errors.New("store: message already has a response")
+
+// Message is a stored notification.
+type Message struct {
+	ID          string
+	ChannelID   string
+	Title       string
+	Body        string
+	Priority    string
+	Actions     json.RawMessage // JSON array
+	CallbackURL *string
+	Muted       bool
+	Approval    *ApprovalRule // the channel's rule when the message was sent
+	State       string
+	Response    json.RawMessage // the stored callback result, nil once read or expired
+	SubmittedAt *time.Time
+	CreatedAt   time.Time
+	Delivery    *DeliveryStatus // the callback's progress, nil without one
+}
+
+const messageCols = `m.id, m.channel_id, m.title, m.body, m.priority, m.actions, m.callback_url, m.muted,
+	m.approval, m.state, m.response, m.submitted_at, m.created_at,
+	d.state, d.attempts, d.last_status_code, d.next_attempt_at`
+
+// messageFrom joins each message with its delivery job, if any.
+const messageFrom = " FROM messages m LEFT JOIN deliveries d ON d.message_id = m.id "
+
+func scanMessage(row scanner) (*Message, error) {
+	var m Message
+	var actions string
+	var callback, approval, response sql.NullString
+	var submitted sql.NullInt64
+	var created int64
+	var dState sql.NullString
+	var dAttempts, dCode, dNext sql.NullInt64
+	err := row.Scan(&m.ID, &m.ChannelID, &m.Title, &m.Body, &m.Priority, &actions, &callback, &m.Muted,
+		&approval, &m.State, &response, &submitted, &created, &dState, &dAttempts, &dCode, &dNext)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	m.Actions = json.RawMessage(actions)
+	if callback.Valid {
+		m.CallbackURL = &callback.String
+	}
+	if approval.Valid {
+		m.Approval = new(ApprovalRule)
+		if err := json.Unmarshal([]byte(approval.String), m.Approval); err != nil {
+			return nil, fmt.Errorf("approval of %s: %w", m.ID, err)
+		}
+	}
+	if response.Valid {
+		m.Response = json.RawMessage(response.String)
+	}
+	m.SubmittedAt = nullTime(submitted)
+	m.CreatedAt = fromMS(created)
+	if dState.Valid {
+		m.Delivery = &DeliveryStatus{State: dState.String, Attempts: int(dAttempts.Int64)}
+		fillStatus(m.Delivery, dCode, dNext)
+	}
+	return &m, nil
+}
+
+// CreateMessage stores m, filling ID, State and CreatedAt. It returns once the
+// message is committed (durably, with synchronous=full).
+func (s *Store) CreateMessage(ctx context.Context, m *Message) error {
+	m.ID = NewID("msg_")
+	m.State = StatePending
+	m.CreatedAt = s.now().UTC().Truncate(time.Millisecond)
+	if len(m.Actions) == 0 {
+		m.Actions = json.RawMessage("[]")
+	}
+	err := s.update(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO messages
+			(id, channel_id, title, body, priority, actions, callback_url, muted, approval, state, created_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			m.ID, m.ChannelID, m.Title, m.Body, m.Priority, string(m.Actions), m.CallbackURL, m.Muted,
+			approvalJSON(m.Approval), m.State, ms(m.CreatedAt))
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("store: create message: %w", err)
+	}
+	return nil
+}
+
+// Message returns a message by id, whoever owns it; callers check access.
+func (s *Store) Message(ctx context.Context, id string) (*Message, error) {
+	m, err := scanMessage(s.read.QueryRowContext(ctx, "SELECT "+messageCols+messageFrom+"WHERE m.id = ?", id))
+	if err != nil {
+		return nil, fmt.Errorf("store: message %s: %w", id, err)
+	}
+	return m, nil
+}
+
+// MessageQuery selects a page of messages, newest first. With ChannelID set
+// it lists that channel (the caller has checked access); otherwise every
+// channel UserID owns.
+type MessageQuery struct {
+	UserID    string
+	ChannelID string
+	Limit     int
+	Offset    int
+}
+
+// ListMessages returns a page of messages and the total that match.
+func (s *Store) ListMessages(ctx context.Context, q MessageQuery) ([]Message, int, error) {
+	where, arg := "m.channel_id = ?", q.ChannelID
+	if q.ChannelID == "" {
+		where, arg = "m.channel_id IN (SELECT id FROM channels WHERE user_id = ?)", q.UserID
+	}
+	var total int
+	if err := s.read.QueryRowContext(ctx, "SELECT count(*) FROM messages m WHERE "+where, arg).Scan(&total); err != nil {
+		return nil, 0, fmt.Errorf("store: count messages: %w", err)
+	}
+	rows, err := s.read.QueryContext(ctx, "SELECT "+messageCols+messageFrom+"WHERE "+where+
+		" ORDER BY m.created_at DESC, m.id DESC LIMIT ? OFFSET ?", arg, q.Limit, q.Offset)
+	if err != nil {
+		return nil, 0, fmt.Errorf("store: list messages: %w", err)
+	}
+	defer rows.Close()
+	out := []Message{}
+	for rows.Next() {
+		m, err := scanMessage(rows)
+		if err != nil {
+			return nil, 0, fmt.Errorf("store: list messages: %w", err)
+		}
+		out = append(out, *m)
+	}
+	return out, total, rows.Err()
+}
+
+// DeleteMessage deletes a message in a channel the user owns.
+func (s *Store) DeleteMessage(ctx context.Context, userID, id string) error {
+	return s.updateOne(ctx, "delete message",
+		"DELETE FROM messages WHERE id = ? AND channel_id IN (SELECT id FROM channels WHERE user_id = ?)", id, userID)
+}
+
+// Respond stores the one response a message can have: the callback result
+// JSON, submitted at at. A message that is no longer pending is
+// ErrAlreadyResponded, and its first response stays. A callback, when given,
+// is queued in the same transaction: the outbox, so a crash loses neither.
+func (s *Store) Respond(ctx context.Context, id string, result json.RawMessage, at time.Time, callback *NewDelivery) error {
+	err := s.update(ctx, func(tx *sql.Tx) error {
+		err := execOne(ctx, tx, `UPDATE messages SET state = ?, response = ?, submitted_at = ? WHERE id = ? AND state = ?`,
+			StateSubmitted, string(result), ms(at), id, StatePending)
+		if errors.Is(err, ErrNotFound) {
+			var n int
+			if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM messages WHERE id = ?", id).Scan(&n); err != nil {
+				return err
+			}
+			if n == 0 {
+				return ErrNotFound
+			}
+			return ErrAlreadyResponded
+		}
+		if err != nil || callback == nil {
+			return err
+		}
+		return s.insertDelivery(ctx, tx, id, callback, at)
+	})
+	if err != nil {
+		return fmt.Errorf("store: respond to %s: %w", id, err)
+	}
+	return nil
+}
+
+// Poll is what the polling endpoint reports.
+type Poll struct {
+	State       string
+	Response    json.RawMessage // set only with StateSubmitted
+	SubmittedAt time.Time
+}
+
+// ReadResponse is the polling read of message id in channelID. A submitted
+// response younger than expireBefore is returned once and cleared in the same
+// statement, so of any number of concurrent polls exactly one gets it; an
+// older one reads as expired.
+func (s *Store) ReadResponse(ctx context.Context, channelID, id string, expireBefore time.Time) (Poll, error) {
+	state, submitted, err := s.pollState(ctx, channelID, id)
+	if err != nil {
+		return Poll{}, err
+	}
+	switch {
+	case state != StateSubmitted:
+		return Poll{State: state}, nil
+	case !submitted.After(expireBefore):
+		return Poll{State: StateExpired}, nil
+	}
+	var p Poll
+	err = s.update(ctx, func(tx *sql.Tx) error {
+		var resp string
+		var at int64
+		err := tx.QueryRowContext(ctx, `SELECT response, submitted_at FROM messages
+			WHERE id = ? AND state = ? AND submitted_at > ?`, id, StateSubmitted, ms(expireBefore)).Scan(&resp, &at)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil // another poll won, or it just expired: read the state again below
+		}
+		if err != nil {
+			return err
+		}
+		// The writer is the only connection that writes, and this runs inside
+		// its transaction: nothing can change the row between these two.
+		if _, err := tx.ExecContext(ctx, `UPDATE messages SET state = ?, response = NULL WHERE id = ?`, StateAlreadyRead, id); err != nil {
+			return err
+		}
+		p = Poll{State: StateSubmitted, Response: json.RawMessage(resp), SubmittedAt: fromMS(at)}
+		return nil
+	})
+	if err != nil {
+		return Poll{}, fmt.Errorf("store: read response %s: %w", id, err)
+	}
+	if p.State != "" {
+		return p, nil
+	}
+	state, submitted, err = s.pollState(ctx, channelID, id)
+	if err != nil {
+		return Poll{}, err
+	}
+	if state == StateSubmitted && !submitted.After(expireBefore) {
+		state = StateExpired
+	}
+	return Poll{State: state}, nil
+}
+
+func (s *Store) pollState(ctx context.Context, channelID, id string) (string, time.Time, error) {
+	var state string
+	var submitted sql.NullInt64
+	err := s.read.QueryRowContext(ctx, "SELECT state, submitted_at FROM messages WHERE id = ? AND channel_id = ?", id, channelID).
+		Scan(&state, &submitted)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", time.Time{}, fmt.Errorf("store: poll %s: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return "", time.Time{}, fmt.Errorf("store: poll %s: %w", id, err)
+	}
+	return state, fromMS(submitted.Int64), nil
+}
+
+// ExpireResponses marks responses submitted at or before cutoff and never
+// read as expired, and clears them.
+func (s *Store) ExpireResponses(ctx context.Context, cutoff time.Time) (int64, error) {
+	return s.sweep(ctx, "expire responses", `UPDATE messages SET state = ?, response = NULL
+		WHERE state = ? AND submitted_at <= ?`, StateExpired, StateSubmitted, ms(cutoff))
+}
+
+// DeleteMessagesBefore deletes messages created before cutoff (retention).
+func (s *Store) DeleteMessagesBefore(ctx context.Context, cutoff time.Time) (int64, error) {
+	return s.sweep(ctx, "delete old messages", "DELETE FROM messages WHERE created_at < ?", ms(cutoff))
+}
+
+func (s *Store) sweep(ctx context.Context, op, q string, args ...any) (int64, error) {
+	var n int64
+	err := s.update(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, q, args...)
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("store: %s: %w", op, err)
+	}
+	return n, nil
+}
