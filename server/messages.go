@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -48,7 +49,27 @@ func (s *Server) pollStatus(m *store.Message) string {
 // has expired.
 func (s *Server) expireBefore() time.Time { return s.now().Add(-s.cfg.Polling.ResponseTTL.Duration) }
 
-func (s *Server) renderMessage(m *store.Message) messageJSON {
+// renderMessages renders messages, reading the votes of approval messages
+// in one query.
+func (s *Server) renderMessages(ctx context.Context, msgs []store.Message) ([]messageJSON, error) {
+	var ids []string
+	for _, m := range msgs {
+		if m.Approval != nil {
+			ids = append(ids, m.ID)
+		}
+	}
+	votes, err := s.st.Votes(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]messageJSON, len(msgs))
+	for i := range msgs {
+		out[i] = s.renderMessage(&msgs[i], votes[msgs[i].ID])
+	}
+	return out, nil
+}
+
+func (s *Server) renderMessage(m *store.Message, votes []store.Vote) messageJSON {
 	out := messageJSON{ID: m.ID, ChannelID: m.ChannelID, Title: m.Title, Body: m.Body, Priority: m.Priority,
 		Actions: m.Actions, CallbackURL: m.CallbackURL, Muted: m.Muted, Status: s.pollStatus(m), CreatedAt: ts(m.CreatedAt)}
 	if out.Status == store.StateSubmitted && len(m.Response) > 0 {
@@ -59,6 +80,9 @@ func (s *Server) renderMessage(m *store.Message) messageJSON {
 	}
 	if d := renderDelivery(m.Delivery); d != nil {
 		out.Delivery = d
+	}
+	if a := renderApproval(m, votes); a != nil {
+		out.Approval = a
 	}
 	return out
 }
@@ -129,9 +153,9 @@ func (s *Server) handleListMessages(w http.ResponseWriter, r *http.Request, _ ht
 	if err != nil {
 		return err
 	}
-	out := make([]messageJSON, len(msgs))
-	for i := range msgs {
-		out[i] = s.renderMessage(&msgs[i])
+	out, err := s.renderMessages(r.Context(), msgs)
+	if err != nil {
+		return err
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"messages": out, "total": total, "limit": q.Limit, "offset": q.Offset})
 	return nil
@@ -142,7 +166,11 @@ func (s *Server) handleGetMessage(w http.ResponseWriter, r *http.Request, p http
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, s.renderMessage(m))
+	out, err := s.renderMessages(r.Context(), []store.Message{*m})
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, out[0])
 	return nil
 }
 

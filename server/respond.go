@@ -38,12 +38,17 @@ func (s *Server) handleRespond(w http.ResponseWriter, r *http.Request, p httprou
 	if req.Responses == nil {
 		req.Responses = map[string]json.RawMessage{}
 	}
-	m, ch, err := s.messageAccess(r, p.ByName("id"), who)
+	m, err := s.st.Message(r.Context(), p.ByName("id"))
 	if err != nil {
 		return err
 	}
 	if m.Approval != nil {
-		return s.vote(w, r, m, ch, who, req)
+		// Only approvers vote, not even the owner unless listed: anyone
+		// else is told so (403) rather than not found.
+		return s.vote(w, r, m, who, req)
+	}
+	if _, _, err := s.messageAccess(r, m.ID, who); err != nil {
+		return err
 	}
 	var actions []action
 	if err := json.Unmarshal(m.Actions, &actions); err != nil {

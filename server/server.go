@@ -100,6 +100,9 @@ func (s *Server) Run(ctx context.Context) error {
 	sweeps := time.NewTicker(30 * time.Second)
 	defer sweeps.Stop()
 	s.sweep(ctx)
+	approvals := make(chan struct{})
+	go func() { defer close(approvals); s.runApprovals(ctx) }()
+	defer func() { <-approvals }()
 	for {
 		select {
 		case <-ctx.Done():

@@ -37,11 +37,14 @@ type Message struct {
 	SubmittedAt *time.Time
 	CreatedAt   time.Time
 	Delivery    *DeliveryStatus // the callback's progress, nil without one
+
+	ApprovalStatus   string     // "" while open or without a rule
+	ApprovalDeadline *time.Time // when an approval window closes
 }
 
 const messageCols = `m.id, m.channel_id, m.title, m.body, m.priority, m.actions, m.callback_url, m.muted,
 	m.approval, m.state, m.response, m.submitted_at, m.created_at,
-	d.state, d.attempts, d.last_status_code, d.next_attempt_at`
+	d.state, d.attempts, d.last_status_code, d.next_attempt_at, COALESCE(m.approval_status, ''), m.approval_deadline`
 
 // messageFrom joins each message with its delivery job, if any.
 const messageFrom = " FROM messages m LEFT JOIN deliveries d ON d.message_id = m.id "
@@ -53,9 +56,10 @@ func scanMessage(row scanner) (*Message, error) {
 	var submitted sql.NullInt64
 	var created int64
 	var dState sql.NullString
-	var dAttempts, dCode, dNext sql.NullInt64
+	var dAttempts, dCode, dNext, deadline sql.NullInt64
 	err := row.Scan(&m.ID, &m.ChannelID, &m.Title, &m.Body, &m.Priority, &actions, &callback, &m.Muted,
-		&approval, &m.State, &response, &submitted, &created, &dState, &dAttempts, &dCode, &dNext)
+		&approval, &m.State, &response, &submitted, &created, &dState, &dAttempts, &dCode, &dNext,
+		&m.ApprovalStatus, &deadline)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, ErrNotFound
 	}
@@ -77,6 +81,7 @@ func scanMessage(row scanner) (*Message, error) {
 	}
 	m.SubmittedAt = nullTime(submitted)
 	m.CreatedAt = fromMS(created)
+	m.ApprovalDeadline = nullTime(deadline)
 	if dState.Valid {
 		m.Delivery = &DeliveryStatus{State: dState.String, Attempts: int(dAttempts.Int64)}
 		fillStatus(m.Delivery, dCode, dNext)
@@ -93,12 +98,21 @@ func (s *Store) CreateMessage(ctx context.Context, m *Message) error {
 	if len(m.Actions) == 0 {
 		m.Actions = json.RawMessage("[]")
 	}
+	var deadline any
+	if m.Approval != nil {
+		d := m.CreatedAt.Add(time.Duration(m.Approval.WindowSeconds) * time.Second)
+		m.ApprovalDeadline = &d
+		deadline = ms(d)
+	}
 	err := s.update(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO messages
-			(id, channel_id, title, body, priority, actions, callback_url, muted, approval, state, created_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			(id, channel_id, title, body, priority, actions, callback_url, muted, approval, state, created_at, approval_deadline)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			m.ID, m.ChannelID, m.Title, m.Body, m.Priority, string(m.Actions), m.CallbackURL, m.Muted,
-			approvalJSON(m.Approval), m.State, ms(m.CreatedAt))
+			approvalJSON(m.Approval), m.State, ms(m.CreatedAt), deadline)
+		if err == nil && deadline != nil {
+			s.wake.mark(TopicApprovals)
+		}
 		return err
 	})
 	if err != nil {
