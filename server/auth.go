@@ -29,7 +29,7 @@ func (s *Server) authenticate(r *http.Request) (*principal, error) {
 	h := r.Header.Get("Authorization")
 	scheme, token, ok := strings.Cut(h, " ")
 	if h == "" {
-		return nil, errInvalidToken("missing credentials: send Authorization: Bearer <token>")
+		return s.authenticateCookie(r)
 	}
 	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(token) == "" {
 		return nil, errInvalidToken("the Authorization header must be: Bearer <token>")
@@ -52,6 +52,26 @@ func (s *Server) authenticate(r *http.Request) (*principal, error) {
 		return nil, errInvalidToken("invalid or expired access token")
 	}
 	if err != nil {
+		return nil, err
+	}
+	return &principal{user: u, sessionID: sess.ID}, nil
+}
+
+// authenticateCookie signs in a browser by its session cookie; requests
+// that change state must also carry the CSRF token.
+func (s *Server) authenticateCookie(r *http.Request) (*principal, error) {
+	c, err := r.Cookie(cookieSession)
+	if err != nil || c.Value == "" {
+		return nil, errInvalidToken("missing credentials: send Authorization: Bearer <token>")
+	}
+	sess, u, err := s.st.SessionByAccessHash(r.Context(), store.HashToken(c.Value))
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, errInvalidToken("session cookie is invalid or expired; sign in again")
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := s.checkCSRF(r, sess.ID); err != nil {
 		return nil, err
 	}
 	return &principal{user: u, sessionID: sess.ID}, nil

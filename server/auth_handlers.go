@@ -41,7 +41,11 @@ func (s *Server) handleAuthPost(w http.ResponseWriter, r *http.Request, p httpro
 		}
 		return s.handleLocalSignIn(w, r)
 	default:
-		return errNotFound("no identity provider named %q", idp)
+		p, ok := s.providers[idp]
+		if !ok {
+			return errNotFound("no identity provider named %q", idp)
+		}
+		return s.handleOIDCSignIn(w, r, p)
 	}
 }
 

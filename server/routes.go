@@ -16,6 +16,9 @@ func (s *Server) routes() {
 	// /v1/auth/refresh beside /v1/auth/:idp (see ENVIRONMENT.md).
 	s.public(post, "/v1/auth/:idp", s.handleAuthPost)
 	s.authed(get, "/v1/auth/me", s.handleMe)
+	s.public(get, "/auth/:idp/login", s.handleLogin)
+	s.public(get, "/auth/:idp/callback", s.handleCallback)
+	s.public(post, "/auth/logout", s.handleBrowserLogout)
 	s.authed(del, "/v1/auth/user", s.handleDeleteUser)
 
 	s.sessionOnly(post, "/v1/keys", s.handleCreateKey)

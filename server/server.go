@@ -13,6 +13,7 @@ import (
 	"github.com/julienschmidt/httprouter"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/heraldhq/herald/auth"
 	"github.com/heraldhq/herald/config"
 	"github.com/heraldhq/herald/store"
 )
@@ -29,6 +30,9 @@ type Options struct {
 	Registry *prometheus.Registry
 	// UI, when set, is served for paths outside /v1 (the admin web UI).
 	UI http.Handler
+	// HTTPClient makes the outbound calls to identity providers; default
+	// one with a 15-second timeout.
+	HTTPClient *http.Client
 }
 
 // Server is the HTTP API.
@@ -44,8 +48,9 @@ type Server struct {
 	handler  http.Handler
 	metrics  *metrics
 	registry *prometheus.Registry
-	limits   *limiter
-	keyUse   *keyUse
+	limits    *limiter
+	keyUse    *keyUse
+	providers map[string]*auth.Provider
 }
 
 // New builds the server and its routes.
@@ -59,6 +64,9 @@ func New(opts Options) *Server {
 	if opts.Registry == nil {
 		opts.Registry = prometheus.NewRegistry()
 	}
+	if opts.HTTPClient == nil {
+		opts.HTTPClient = &http.Client{Timeout: 15 * time.Second}
+	}
 	s := &Server{
 		cfg: opts.Config, st: opts.Store, log: opts.Logger, version: opts.Version, now: opts.Now,
 		baseURL:  strings.TrimRight(opts.Config.BaseURL, "/"),
@@ -66,6 +74,10 @@ func New(opts Options) *Server {
 		metrics:  newMetrics(opts.Registry),
 		limits:   newLimiter(opts.Now),
 		keyUse:   newKeyUse(),
+	}
+	s.providers = map[string]*auth.Provider{}
+	for _, pc := range opts.Config.Auth.Providers {
+		s.providers[pc.Name] = auth.NewProvider(pc, opts.HTTPClient, opts.Now)
 	}
 	s.router = httprouter.New()
 	s.router.HandleMethodNotAllowed = true
@@ -99,6 +111,7 @@ func (s *Server) Run(ctx context.Context) error {
 	defer t.Stop()
 	sweeps := time.NewTicker(30 * time.Second)
 	defer sweeps.Stop()
+	go s.warmProviders(ctx)
 	s.sweep(ctx)
 	approvals := make(chan struct{})
 	go func() { defer close(approvals); s.runApprovals(ctx) }()

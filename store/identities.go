@@ -1,0 +1,80 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Sign-in refusals.
+var (
+	ErrSignupDisabled = errors.New("store: sign-up through this provider is turned off")
+	ErrEmailTaken     = errors.New("store: a user with this email already exists and linking is off")
+)
+
+// OIDCSignIn is a verified identity presented at sign-in, with the
+// provider's rules.
+type OIDCSignIn struct {
+	Provider      string
+	Subject       string
+	Email         string
+	EmailVerified bool
+	Name          string
+	Admin         bool // the admin claim matched: the user becomes an admin
+	AllowSignup   bool
+	LinkByEmail   bool
+	Plan          string // plan of a new user
+}
+
+// SignInOIDC finds or creates the user for an identity, in one transaction:
+// a known (provider, subject) is that user; else, with LinkByEmail and a
+// verified email, an existing user with that email is linked; else, with
+// AllowSignup, a new user is created. It returns the user and whether it
+// was created.
+func (s *Store) SignInOIDC(ctx context.Context, in OIDCSignIn) (*User, bool, error) {
+	var u *User
+	created := false
+	err := s.update(ctx, func(tx *sql.Tx) error {
+		var err error
+		created = false
+		now := s.now().UTC().Truncate(time.Millisecond)
+		u, err = scanUser(tx.QueryRowContext(ctx, "SELECT "+userCols+` FROM identities i JOIN users u ON u.id = i.user_id
+			WHERE i.provider = ? AND i.subject = ?`, in.Provider, in.Subject))
+		if errors.Is(err, ErrNotFound) {
+			u, err = scanUser(tx.QueryRowContext(ctx, "SELECT "+userCols+" FROM users u WHERE u.email = ?", in.Email))
+			switch {
+			case err == nil && !(in.LinkByEmail && in.EmailVerified):
+				return ErrEmailTaken
+			case errors.Is(err, ErrNotFound):
+				if !in.AllowSignup {
+					return ErrSignupDisabled
+				}
+				u = &User{ID: NewID("usr_"), Email: in.Email, Name: in.Name, Plan: in.Plan, CreatedAt: now}
+				if _, err := tx.ExecContext(ctx, `INSERT INTO users (id, email, name, plan, is_admin, created_at) VALUES (?, ?, ?, ?, 0, ?)`,
+					u.ID, u.Email, u.Name, u.Plan, ms(now)); err != nil {
+					return err
+				}
+				created = true
+			case err != nil:
+				return err
+			}
+			if _, err := tx.ExecContext(ctx, `INSERT INTO identities (provider, subject, user_id, email, created_at) VALUES (?, ?, ?, ?, ?)`,
+				in.Provider, in.Subject, u.ID, in.Email, ms(now)); err != nil {
+				return err
+			}
+		} else if err != nil {
+			return err
+		}
+		if in.Admin && !u.IsAdmin {
+			u.IsAdmin = true
+			_, err = tx.ExecContext(ctx, "UPDATE users SET is_admin = 1 WHERE id = ?", u.ID)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, false, fmt.Errorf("store: oidc sign-in %s: %w", in.Provider, err)
+	}
+	return u, created, nil
+}
