@@ -205,8 +205,17 @@ func parseOptionalString(field string, raw json.RawMessage) (store.Optional[stri
 	return out, nil
 }
 
-// parseApproval validates an approval rule: existing, distinct approvers,
-// 1 <= required_count <= len(approvers), window_seconds > 0.
+// Bounds of an approval rule. maxApprovers keeps the approver lookup within
+// SQLite's limit on query parameters (an unbounded list was a 500), and
+// maxApprovalWindow keeps the deadline far from overflowing time.Duration.
+const (
+	maxApprovers      = 100
+	maxApprovalWindow = 365 * 24 * 60 * 60 // one year, in seconds
+)
+
+// parseApproval validates an approval rule: existing, distinct approvers (at
+// most maxApprovers), 1 <= required_count <= len(approvers) and
+// 0 < window_seconds <= maxApprovalWindow.
 func (s *Server) parseApproval(r *http.Request, raw json.RawMessage) (store.Optional[store.ApprovalRule], error) {
 	var out store.Optional[store.ApprovalRule]
 	if raw == nil {
@@ -227,6 +236,9 @@ func (s *Server) parseApproval(r *http.Request, raw json.RawMessage) (store.Opti
 	if len(rule.Approvers) == 0 {
 		return out, errInvalidPayload("approval.approvers must list at least one user id")
 	}
+	if len(rule.Approvers) > maxApprovers {
+		return out, errInvalidPayload("approval.approvers lists more than %d users", maxApprovers)
+	}
 	seen := map[string]bool{}
 	for _, id := range rule.Approvers {
 		if seen[id] {
@@ -237,8 +249,8 @@ func (s *Server) parseApproval(r *http.Request, raw json.RawMessage) (store.Opti
 	if rule.RequiredCount < 1 || rule.RequiredCount > len(rule.Approvers) {
 		return out, errInvalidPayload("approval.required_count must be between 1 and the number of approvers (%d)", len(rule.Approvers))
 	}
-	if rule.WindowSeconds <= 0 {
-		return out, errInvalidPayload("approval.window_seconds must be greater than 0")
+	if rule.WindowSeconds <= 0 || rule.WindowSeconds > maxApprovalWindow {
+		return out, errInvalidPayload("approval.window_seconds must be between 1 and %d (one year)", maxApprovalWindow)
 	}
 	users, err := s.st.UsersByIDs(r.Context(), rule.Approvers)
 	if err != nil {

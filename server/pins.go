@@ -58,7 +58,8 @@ func (s *Server) handlePin(w http.ResponseWriter, r *http.Request, _ httprouter.
 // handleUnpin takes the channel from ?channel_id= or a {channel_id} body.
 func (s *Server) handleUnpin(w http.ResponseWriter, r *http.Request, _ httprouter.Params, who *principal) error {
 	id := r.URL.Query().Get("channel_id")
-	if id == "" {
+	// No query parameter and no body at all is a missing channel_id, not bad JSON.
+	if id == "" && r.ContentLength != 0 {
 		var req pinRequest
 		if err := decodeJSON(r, &req); err != nil {
 			return err

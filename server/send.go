@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"strconv"
 	"strings"
 
 	"github.com/julienschmidt/httprouter"
@@ -24,11 +23,7 @@ func (s *Server) handleSend(w http.ResponseWriter, r *http.Request, p httprouter
 	if err != nil {
 		return err
 	}
-	// The limit is part of the bucket's key, so that a plan change starts a
-	// fresh bucket: an upgrade lifts the limit on the next request instead of
-	// leaving the emptied free bucket to refill at the new rate.
-	perMinute := s.cfg.Plans.Limits(plan).SendPerMinute
-	if err := s.rateLimit(w, "send|"+ch.ID+"|"+strconv.Itoa(perMinute), perMinute); err != nil {
+	if err := s.rateLimit(w, "send|"+ch.ID, s.cfg.Plans.Limits(plan).SendPerMinute); err != nil {
 		return err
 	}
 	body, err := io.ReadAll(r.Body)

@@ -44,10 +44,10 @@ type Server struct {
 	now     func() time.Time
 	baseURL string
 
-	router   *httprouter.Router
-	handler  http.Handler
-	metrics  *metrics
-	registry *prometheus.Registry
+	router    *httprouter.Router
+	handler   http.Handler
+	metrics   *metrics
+	registry  *prometheus.Registry
 	limits    *limiter
 	keyUse    *keyUse
 	providers map[string]*auth.Provider

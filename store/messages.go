@@ -150,8 +150,10 @@ func (s *Store) ListMessages(ctx context.Context, q MessageQuery) ([]Message, in
 	if err := s.read.QueryRowContext(ctx, "SELECT count(*) FROM messages m WHERE "+where, arg).Scan(&total); err != nil {
 		return nil, 0, fmt.Errorf("store: count messages: %w", err)
 	}
+	// Ties within one millisecond (a burst from a script) are broken by
+	// rowid, which follows insertion order; the random ids do not.
 	rows, err := s.read.QueryContext(ctx, "SELECT "+messageCols+messageFrom+"WHERE "+where+
-		" ORDER BY m.created_at DESC, m.id DESC LIMIT ? OFFSET ?", arg, q.Limit, q.Offset)
+		" ORDER BY m.created_at DESC, m.rowid DESC LIMIT ? OFFSET ?", arg, q.Limit, q.Offset)
 	if err != nil {
 		return nil, 0, fmt.Errorf("store: list messages: %w", err)
 	}
