@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"os/signal"
@@ -14,8 +15,11 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/heraldhq/herald/config"
 	"github.com/heraldhq/herald/delivery"
+	"github.com/heraldhq/herald/push"
 	"github.com/heraldhq/herald/server"
+	"github.com/heraldhq/herald/store"
 	"github.com/heraldhq/herald/web"
 )
 
@@ -58,6 +62,11 @@ func (a *app) serve(ctx context.Context) error {
 		BackoffBase: cfg.Delivery.BackoffBase.Duration, BackoffMax: cfg.Delivery.BackoffMax.Duration,
 		MaxAttempts: cfg.Delivery.MaxAttempts, BlockedNetworks: blocked, UserAgent: "Herald-Webhooks/" + version,
 	}, delivery.Options{Logger: log, Registry: reg})
+	dispatcher, err := a.pushDispatcher(ctx, cfg, st, log)
+	if err != nil {
+		return err
+	}
+	pusher := delivery.NewPusher(st, dispatcher, 4, delivery.Options{Logger: log, Registry: reg})
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.Listen, err)
@@ -69,6 +78,7 @@ func (a *app) serve(ctx context.Context) error {
 		WriteTimeout:      60 * time.Second,
 		IdleTimeout:       120 * time.Second,
 	}
+	httpSrv.RegisterOnShutdown(srv.CloseStreams)
 	log.Info("herald listening", "addr", ln.Addr().String(), "base_url", cfg.BaseURL, "db", cfg.DBPath(), "version", version)
 
 	workers, stopWorkers := context.WithCancel(context.Background())
@@ -76,6 +86,7 @@ func (a *app) serve(ctx context.Context) error {
 	g, gctx := errgroup.WithContext(workers)
 	g.Go(func() error { return srv.Run(gctx) })
 	g.Go(func() error { return queue.Run(gctx) })
+	g.Go(func() error { return pusher.Run(gctx) })
 
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- httpSrv.Serve(ln) }()
@@ -104,4 +115,39 @@ func (a *app) serve(ctx context.Context) error {
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// pushDispatcher sets up each configured push provider. One that is not
+// configured is skipped with one log line: its devices get no pushes.
+func (a *app) pushDispatcher(ctx context.Context, cfg config.Config, st *store.Store, log *slog.Logger) (*push.Dispatcher, error) {
+	client := &http.Client{Timeout: 30 * time.Second}
+	var apns *push.APNs
+	if c := cfg.Push.APNs; c.KeyFile != "" {
+		var err error
+		if apns, err = push.NewAPNs(push.APNsConfig{KeyFile: c.KeyFile, KeyID: c.KeyID, TeamID: c.TeamID, Topic: c.Topic,
+			Production: c.Production, Host: c.Host}, nil); err != nil {
+			return nil, err
+		}
+	} else {
+		log.Info("push: APNs not configured ([push.apns] key_file); iOS devices get no pushes")
+	}
+	var fcm *push.FCM
+	if c := cfg.Push.FCM; c.CredentialsFile != "" {
+		var err error
+		if fcm, err = push.NewFCM(push.FCMConfig{CredentialsFile: c.CredentialsFile, ProjectID: c.ProjectID, Endpoint: c.Endpoint}, client); err != nil {
+			return nil, err
+		}
+	} else {
+		log.Info("push: FCM not configured ([push.fcm] credentials_file); Android devices get no pushes")
+	}
+	pub, priv, err := server.VAPIDKeys(ctx, st)
+	if err != nil {
+		return nil, err
+	}
+	subject := cfg.Push.WebPush.Subject
+	if subject == "" {
+		subject = cfg.BaseURL
+		log.Info("push: [push.webpush] subject not set; using base_url as the VAPID contact", "subject", subject)
+	}
+	return push.NewDispatcher(apns, fcm, push.NewWebPush(subject, pub, priv, client)), nil
 }

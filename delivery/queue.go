@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/netip"
-	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -97,55 +96,13 @@ func (q *Queue) Run(ctx context.Context) error {
 	if err := q.st.ReleaseLeases(ctx); err != nil {
 		return err
 	}
-	wake := q.st.Wakeup(store.TopicDeliveries)
-	slots := make(chan struct{}, q.cfg.Workers)
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	timer := time.NewTimer(0)
-	defer timer.Stop()
-	for {
-		free := q.cfg.Workers - len(slots)
-		if free > 0 {
-			jobs, err := q.st.ClaimDeliveries(ctx, free, q.leaseFor())
-			if err != nil && ctx.Err() == nil {
-				q.log.Error("delivery: claim", "err", err)
-			}
-			for _, job := range jobs {
-				slots <- struct{}{}
-				wg.Add(1)
-				go func(job store.Delivery) {
-					defer wg.Done()
-					// A freed slot may let the dispatcher claim more.
-					defer func() { <-slots; q.st.Poke(store.TopicDeliveries) }()
-					q.attempt(ctx, &job)
-				}(job)
-			}
-			if len(jobs) == free {
-				continue // there may be more due right now
-			}
-		}
-		q.resetTimer(ctx, timer)
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-wake:
-		case <-timer.C:
-		}
+	p := &pool[store.Delivery]{st: q.st, topic: store.TopicDeliveries, workers: q.cfg.Workers, now: q.now, log: q.log,
+		claim: func(ctx context.Context, n int) ([]store.Delivery, error) {
+			return q.st.ClaimDeliveries(ctx, n, q.leaseFor())
+		},
+		next: q.st.NextDeliveryAt,
+		work: func(ctx context.Context, job store.Delivery) { q.attempt(ctx, &job) },
 	}
-}
-
-// resetTimer arms timer for the next due job, or a minute from now when the
-// queue is empty (a safety net; commits wake the dispatcher directly).
-func (q *Queue) resetTimer(ctx context.Context, timer *time.Timer) {
-	wait := time.Minute
-	if next, ok, err := q.st.NextDeliveryAt(ctx); err == nil && ok {
-		wait = min(max(next.Sub(q.now()), time.Millisecond), time.Minute)
-	}
-	if !timer.Stop() {
-		select {
-		case <-timer.C:
-		default:
-		}
-	}
-	timer.Reset(wait)
+	p.run(ctx)
+	return nil
 }

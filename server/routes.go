@@ -58,6 +58,9 @@ func (s *Server) routes() {
 	s.public(post, "/v1/verify/generate", s.handleVerifyGenerate)
 	s.public(post, "/v1/verify/signature", s.handleVerifySignature)
 
+	s.public(get, "/v1/push/vapid-public-key", s.handleVAPIDKey)
+	s.authed(get, "/v1/stream", s.handleStream)
+
 	s.authed(get, "/v1/devices", s.handleListDevices)
 	s.authed(post, "/v1/devices", s.handleRegisterDevice)
 	s.authed(patch, "/v1/devices/:id", s.handleUpdateDevice)

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/julienschmidt/httprouter"
@@ -51,6 +52,9 @@ type Server struct {
 	limits    *limiter
 	keyUse    *keyUse
 	providers map[string]*auth.Provider
+
+	streamsDone  chan struct{}
+	closeStreams sync.Once
 }
 
 // New builds the server and its routes.
@@ -69,11 +73,12 @@ func New(opts Options) *Server {
 	}
 	s := &Server{
 		cfg: opts.Config, st: opts.Store, log: opts.Logger, version: opts.Version, now: opts.Now,
-		baseURL:  strings.TrimRight(opts.Config.BaseURL, "/"),
-		registry: opts.Registry,
-		metrics:  newMetrics(opts.Registry),
-		limits:   newLimiter(opts.Now),
-		keyUse:   newKeyUse(),
+		baseURL:     strings.TrimRight(opts.Config.BaseURL, "/"),
+		registry:    opts.Registry,
+		metrics:     newMetrics(opts.Registry),
+		limits:      newLimiter(opts.Now),
+		keyUse:      newKeyUse(),
+		streamsDone: make(chan struct{}),
 	}
 	s.providers = map[string]*auth.Provider{}
 	for _, pc := range opts.Config.Auth.Providers {

@@ -2,7 +2,11 @@ package server
 
 import (
 	"context"
+	"time"
 )
+
+// eventHistory is how far back a live stream can resume with Last-Event-ID.
+const eventHistory = 24 * time.Hour
 
 // sweep does the periodic clean-up: responses not read in time expire,
 // messages past retention go, and so do dead sessions.
@@ -17,6 +21,9 @@ func (s *Server) sweep(ctx context.Context) {
 		s.log.Warn("sweep: delete old messages", "err", err)
 	} else if n > 0 {
 		s.log.Info("sweep: deleted messages past retention", "count", n)
+	}
+	if _, err := s.st.DeleteEventsBefore(ctx, now.Add(-eventHistory)); err != nil {
+		s.log.Warn("sweep: events", "err", err)
 	}
 	if _, err := s.st.DeleteExpiredSessions(ctx); err != nil {
 		s.log.Warn("sweep: sessions", "err", err)

@@ -122,6 +122,9 @@ func (s *Store) CastVote(ctx context.Context, id string, v Vote, resolve Resolve
 			}
 			return err
 		}
+		if err := s.insertEvent(ctx, tx, EventUpdated, id); err != nil {
+			return err
+		}
 		votes, err := listVotes(ctx, tx, id)
 		if err != nil {
 			return err
@@ -199,6 +202,9 @@ func (s *Store) resolve(ctx context.Context, tx *sql.Tx, id string, a *approvalR
 	}
 	if _, err := tx.ExecContext(ctx, `UPDATE messages SET approval_status = ?, state = ?, response = ?, submitted_at = ? WHERE id = ?`,
 		res.Status, state, resp, submitted, id); err != nil {
+		return nil, err
+	}
+	if err := s.insertEvent(ctx, tx, EventUpdated, id); err != nil {
 		return nil, err
 	}
 	if callback != nil {

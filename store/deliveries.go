@@ -191,9 +191,15 @@ func (s *Store) RecordAttempt(ctx context.Context, d *Delivery, res AttemptResul
 		}
 		if state == DeliveryFailed {
 			// failed is the last word of polling, even after a read or expiry.
-			_, err = tx.ExecContext(ctx, "UPDATE messages SET state = ?, response = NULL WHERE id = ?", StateFailed, d.MessageID)
+			if _, err := tx.ExecContext(ctx, "UPDATE messages SET state = ?, response = NULL WHERE id = ?", StateFailed, d.MessageID); err != nil {
+				return err
+			}
 		}
-		return err
+		if state != DeliveryPending || n == 1 {
+			// The delivery's state changed: delivered, failed, or retrying.
+			return s.insertEvent(ctx, tx, EventUpdated, d.MessageID)
+		}
+		return nil
 	})
 	if err != nil {
 		return "", fmt.Errorf("store: record attempt %s: %w", d.ID, err)
@@ -272,7 +278,7 @@ func (s *Store) Redeliver(ctx context.Context, messageID string) error {
 			return err
 		}
 		s.wake.mark(TopicDeliveries)
-		return nil
+		return s.insertEvent(ctx, tx, EventUpdated, messageID)
 	})
 	if err != nil {
 		return fmt.Errorf("store: redeliver %s: %w", messageID, err)

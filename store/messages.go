@@ -110,10 +110,19 @@ func (s *Store) CreateMessage(ctx context.Context, m *Message) error {
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			m.ID, m.ChannelID, m.Title, m.Body, m.Priority, string(m.Actions), m.CallbackURL, m.Muted,
 			approvalJSON(m.Approval), m.State, ms(m.CreatedAt), deadline)
-		if err == nil && deadline != nil {
+		if err != nil {
+			return err
+		}
+		if deadline != nil {
 			s.wake.mark(TopicApprovals)
 		}
-		return err
+		if !m.Muted {
+			if _, err := tx.ExecContext(ctx, "INSERT INTO push_jobs (message_id, next_attempt_at) VALUES (?, ?)", m.ID, ms(m.CreatedAt)); err != nil {
+				return err
+			}
+			s.wake.mark(TopicPush)
+		}
+		return s.insertEvent(ctx, tx, EventCreated, m.ID)
 	})
 	if err != nil {
 		return fmt.Errorf("store: create message: %w", err)
@@ -171,8 +180,25 @@ func (s *Store) ListMessages(ctx context.Context, q MessageQuery) ([]Message, in
 
 // DeleteMessage deletes a message in a channel the user owns.
 func (s *Store) DeleteMessage(ctx context.Context, userID, id string) error {
-	return s.updateOne(ctx, "delete message",
-		"DELETE FROM messages WHERE id = ? AND channel_id IN (SELECT id FROM channels WHERE user_id = ?)", id, userID)
+	err := s.update(ctx, func(tx *sql.Tx) error {
+		var n int
+		if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM messages WHERE id = ? AND channel_id IN (SELECT id FROM channels WHERE user_id = ?)",
+			id, userID).Scan(&n); err != nil {
+			return err
+		}
+		if n == 0 {
+			return ErrNotFound
+		}
+		if err := s.insertEvent(ctx, tx, EventDeleted, id); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, "DELETE FROM messages WHERE id = ?", id)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("store: delete message %s: %w", id, err)
+	}
+	return nil
 }
 
 // Respond stores the one response a message can have: the callback result
@@ -193,8 +219,14 @@ func (s *Store) Respond(ctx context.Context, id string, result json.RawMessage, 
 			}
 			return ErrAlreadyResponded
 		}
-		if err != nil || callback == nil {
+		if err != nil {
 			return err
+		}
+		if err := s.insertEvent(ctx, tx, EventUpdated, id); err != nil {
+			return err
+		}
+		if callback == nil {
+			return nil
 		}
 		return s.insertDelivery(ctx, tx, id, callback, at)
 	})
@@ -241,6 +273,9 @@ func (s *Store) ReadResponse(ctx context.Context, channelID, id string, expireBe
 		// The writer is the only connection that writes, and this runs inside
 		// its transaction: nothing can change the row between these two.
 		if _, err := tx.ExecContext(ctx, `UPDATE messages SET state = ?, response = NULL WHERE id = ?`, StateAlreadyRead, id); err != nil {
+			return err
+		}
+		if err := s.insertEvent(ctx, tx, EventUpdated, id); err != nil {
 			return err
 		}
 		p = Poll{State: StateSubmitted, Response: json.RawMessage(resp), SubmittedAt: fromMS(at)}

@@ -12,12 +12,13 @@ const (
 // only after the commit, so a woken worker always finds the rows.
 type wakeups struct {
 	mu     sync.Mutex
-	chans  map[string]chan struct{}
-	marked map[string]bool // touched only by the writer goroutine
+	chans  map[string]chan struct{}              // one worker per topic
+	subs   map[string]map[chan struct{}]struct{} // any number of listeners (live streams)
+	marked map[string]bool                       // touched only by the writer goroutine
 }
 
 func newWakeups() *wakeups {
-	return &wakeups{chans: map[string]chan struct{}{}, marked: map[string]bool{}}
+	return &wakeups{chans: map[string]chan struct{}{}, subs: map[string]map[chan struct{}]struct{}{}, marked: map[string]bool{}}
 }
 
 func (w *wakeups) ch(topic string) chan struct{} {
@@ -37,11 +38,41 @@ func (w *wakeups) mark(topic string) { w.marked[topic] = true }
 // fire signals every marked topic; called after a commit.
 func (w *wakeups) fire() {
 	for t := range w.marked {
+		w.signal(t)
+		delete(w.marked, t)
+	}
+}
+
+func (w *wakeups) signal(topic string) {
+	signal := func(c chan struct{}) {
 		select {
-		case w.ch(t) <- struct{}{}:
+		case c <- struct{}{}:
 		default: // already signalled; one pending signal is enough
 		}
-		delete(w.marked, t)
+	}
+	signal(w.ch(topic))
+	w.mu.Lock()
+	for c := range w.subs[topic] {
+		signal(c)
+	}
+	w.mu.Unlock()
+}
+
+// Subscribe returns a channel of its own that receives after commits that
+// wrote to topic, for as many listeners as there are; call cancel when done.
+func (s *Store) Subscribe(topic string) (<-chan struct{}, func()) {
+	c := make(chan struct{}, 1)
+	w := s.wake
+	w.mu.Lock()
+	if w.subs[topic] == nil {
+		w.subs[topic] = map[chan struct{}]struct{}{}
+	}
+	w.subs[topic][c] = struct{}{}
+	w.mu.Unlock()
+	return c, func() {
+		w.mu.Lock()
+		delete(w.subs[topic], c)
+		w.mu.Unlock()
 	}
 }
 
@@ -50,9 +81,4 @@ func (w *wakeups) fire() {
 func (s *Store) Wakeup(topic string) <-chan struct{} { return s.wake.ch(topic) }
 
 // Poke signals topic's waiters without a write, e.g. when a worker frees up.
-func (s *Store) Poke(topic string) {
-	select {
-	case s.wake.ch(topic) <- struct{}{}:
-	default:
-	}
-}
+func (s *Store) Poke(topic string) { s.wake.signal(topic) }

@@ -1,0 +1,73 @@
+package delivery
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/heraldhq/herald/store"
+)
+
+// pool is the dispatch loop shared by the callback queue and the pusher:
+// claim as many due jobs as there are free workers, run each on its own
+// goroutine, and sleep until the next job is due or a commit on topic (or a
+// freed worker) wakes it. On exit it waits for the jobs in flight.
+type pool[T any] struct {
+	st      *store.Store
+	topic   string
+	workers int
+	now     func() time.Time
+	log     *slog.Logger
+	claim   func(ctx context.Context, n int) ([]T, error)
+	next    func(ctx context.Context) (time.Time, bool, error)
+	work    func(ctx context.Context, job T)
+}
+
+func (p *pool[T]) run(ctx context.Context) {
+	wake := p.st.Wakeup(p.topic)
+	slots := make(chan struct{}, p.workers)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	for {
+		if free := p.workers - len(slots); free > 0 {
+			jobs, err := p.claim(ctx, free)
+			if err != nil && ctx.Err() == nil {
+				p.log.Error("claim jobs", "topic", p.topic, "err", err)
+			}
+			for _, job := range jobs {
+				slots <- struct{}{}
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					// A freed slot may let the loop claim more.
+					defer func() { <-slots; p.st.Poke(p.topic) }()
+					p.work(ctx, job)
+				}()
+			}
+			if len(jobs) == free {
+				continue // there may be more due right now
+			}
+		}
+		// Sleep until the next job is due; a minute at most, as a safety net.
+		wait := time.Minute
+		if next, ok, err := p.next(ctx); err == nil && ok {
+			wait = min(max(next.Sub(p.now()), time.Millisecond), time.Minute)
+		}
+		if !timer.Stop() {
+			select {
+			case <-timer.C:
+			default:
+			}
+		}
+		timer.Reset(wait)
+		select {
+		case <-ctx.Done():
+			return
+		case <-wake:
+		case <-timer.C:
+		}
+	}
+}

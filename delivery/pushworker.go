@@ -1,0 +1,125 @@
+package delivery
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/heraldhq/herald/push"
+	"github.com/heraldhq/herald/store"
+)
+
+// Push retry policy: a transient failure to one device is tried again a few
+// times, 10 s, 20 s, 40 s... apart.
+const (
+	pushMaxAttempts = 5
+	pushBackoffBase = 10 * time.Second
+	pushBackoffMax  = 5 * time.Minute
+	pushLease       = 2 * time.Minute
+)
+
+// Pusher delivers the push jobs the send path commits with each message.
+type Pusher struct {
+	st       *store.Store
+	d        *push.Dispatcher
+	log      *slog.Logger
+	now      func() time.Time
+	workers  int
+	outcomes *prometheus.CounterVec
+}
+
+// NewPusher builds a push worker pool over st sending through d.
+func NewPusher(st *store.Store, d *push.Dispatcher, workers int, opts Options) *Pusher {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	p := &Pusher{st: st, d: d, log: opts.Logger, now: opts.Now, workers: max(1, workers),
+		outcomes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "herald_pushes_total",
+			Help: "Push notifications by platform and outcome: sent, retry, failed, deactivated, skipped.",
+		}, []string{"platform", "outcome"})}
+	if opts.Registry != nil {
+		opts.Registry.MustRegister(p.outcomes)
+	}
+	return p
+}
+
+// Run pushes until ctx ends.
+func (p *Pusher) Run(ctx context.Context) error {
+	if err := p.st.ReleasePushLeases(ctx); err != nil {
+		return err
+	}
+	loop := &pool[store.PushJob]{st: p.st, topic: store.TopicPush, workers: p.workers, now: p.now, log: p.log,
+		claim: func(ctx context.Context, n int) ([]store.PushJob, error) {
+			return p.st.ClaimPushJobs(ctx, n, pushLease)
+		},
+		next: p.st.NextPushAt,
+		work: p.process,
+	}
+	loop.run(ctx)
+	return nil
+}
+
+// process sends one job to its devices and records what is left to retry.
+func (p *Pusher) process(ctx context.Context, job store.PushJob) {
+	m, err := p.st.Message(ctx, job.MessageID)
+	if errors.Is(err, store.ErrNotFound) {
+		p.finish(ctx, job, nil) // deleted meanwhile
+		return
+	}
+	if err != nil {
+		p.log.Error("push: read message", "message", job.MessageID, "err", err)
+		return // the lease runs out and the job is tried again
+	}
+	devices, err := p.st.PushTargets(ctx, job.MessageID, job.DeviceID)
+	if err != nil {
+		p.log.Error("push: recipients", "message", job.MessageID, "err", err)
+		return
+	}
+	n := push.Notification{MessageID: m.ID, ChannelID: m.ChannelID, Title: m.Title, Body: m.Body,
+		Priority: m.Priority, Actions: m.Actions}
+	var retries []store.PushRetry
+	for _, dev := range devices {
+		if !p.d.Configured(dev.Platform) {
+			p.outcomes.WithLabelValues(dev.Platform, "skipped").Inc()
+			continue
+		}
+		sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		err := p.d.Send(sctx, dev.Platform, dev.PushToken, n)
+		cancel()
+		switch {
+		case err == nil:
+			p.outcomes.WithLabelValues(dev.Platform, "sent").Inc()
+		case push.IsPermanent(err):
+			p.outcomes.WithLabelValues(dev.Platform, "deactivated").Inc()
+			p.log.Info("push: device token rejected; device deactivated", "device", dev.ID, "err", err)
+			if err := p.st.DeactivateDevice(context.WithoutCancel(ctx), dev.ID); err != nil && !errors.Is(err, store.ErrNotFound) {
+				p.log.Error("push: deactivate device", "device", dev.ID, "err", err)
+			}
+		case push.IsRetryable(err) && job.Attempts+1 < pushMaxAttempts && ctx.Err() == nil:
+			p.outcomes.WithLabelValues(dev.Platform, "retry").Inc()
+			n := job.Attempts + 1
+			retries = append(retries, store.PushRetry{DeviceID: dev.ID, Attempts: n,
+				At: p.now().Add(Backoff(pushBackoffBase, pushBackoffMax, n))})
+			p.log.Info("push: temporary failure, will retry", "device", dev.ID, "attempt", n, "err", err)
+		default:
+			p.outcomes.WithLabelValues(dev.Platform, "failed").Inc()
+			p.log.Warn("push: failed", "device", dev.ID, "message", m.ID, "err", err)
+		}
+	}
+	p.finish(ctx, job, retries)
+}
+
+func (p *Pusher) finish(ctx context.Context, job store.PushJob, retries []store.PushRetry) {
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if err := p.st.FinishPushJob(fctx, job, retries); err != nil {
+		p.log.Error("push: finish job", "job", job.ID, "err", err)
+	}
+}

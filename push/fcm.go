@@ -1,0 +1,155 @@
+package push
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"golang.org/x/oauth2"
+	"golang.org/x/oauth2/google"
+)
+
+// FCM data payloads are limited to 4 KB.
+const fcmMaxPayload = 4096
+
+const fcmScope = "https://www.googleapis.com/auth/firebase.messaging"
+
+// FCMConfig is a Firebase project and its service account.
+type FCMConfig struct {
+	CredentialsFile string // service-account JSON
+	ProjectID       string // default: the service account's project_id
+	Endpoint        string // default https://fcm.googleapis.com (tests override)
+}
+
+// FCM sends to Android phones through the FCM HTTP v1 API, with an OAuth2
+// token from the service account (no Firebase SDK).
+type FCM struct {
+	client *http.Client
+	url    string
+}
+
+// NewFCM reads the service account. base, when not nil, is the HTTP client
+// under the OAuth2 transport (and for the token endpoint); it must have a
+// timeout.
+func NewFCM(cfg FCMConfig, base *http.Client) (*FCM, error) {
+	sa, err := os.ReadFile(cfg.CredentialsFile)
+	if err != nil {
+		return nil, fmt.Errorf("push: fcm credentials: %w", err)
+	}
+	jwtCfg, err := google.JWTConfigFromJSON(sa, fcmScope)
+	if err != nil {
+		return nil, fmt.Errorf("push: fcm credentials %s: %w", cfg.CredentialsFile, err)
+	}
+	if cfg.ProjectID == "" {
+		var meta struct {
+			ProjectID string `json:"project_id"`
+		}
+		_ = json.Unmarshal(sa, &meta)
+		cfg.ProjectID = meta.ProjectID
+	}
+	if cfg.ProjectID == "" {
+		return nil, fmt.Errorf("push: fcm: no project_id in config or credentials")
+	}
+	if base == nil {
+		base = &http.Client{Timeout: 15 * time.Second}
+	}
+	ctx := context.WithValue(context.Background(), oauth2.HTTPClient, base)
+	client := jwtCfg.Client(ctx)
+	client.Timeout = base.Timeout
+	endpoint := strings.TrimRight(cfg.Endpoint, "/")
+	if endpoint == "" {
+		endpoint = "https://fcm.googleapis.com"
+	}
+	return &FCM{client: client, url: endpoint + "/v1/projects/" + cfg.ProjectID + "/messages:send"}, nil
+}
+
+type fcmMessage struct {
+	Message struct {
+		Token        string            `json:"token"`
+		Notification fcmNotification   `json:"notification"`
+		Data         map[string]string `json:"data"`
+		Android      fcmAndroid        `json:"android"`
+	} `json:"message"`
+}
+
+type fcmNotification struct {
+	Title string `json:"title"`
+	Body  string `json:"body,omitempty"`
+}
+
+type fcmAndroid struct {
+	Priority     string `json:"priority"` // HIGH or NORMAL
+	Notification struct {
+		Sound string `json:"sound,omitempty"`
+		Tag   string `json:"tag,omitempty"`
+	} `json:"notification"`
+}
+
+// fcmPayloadFor maps priority: high → android priority HIGH with sound; low
+// → NORMAL; normal → HIGH without sound (a visible notification).
+func fcmPayloadFor(token string, n Notification) ([]byte, error) {
+	var m fcmMessage
+	m.Message.Token = token
+	m.Message.Notification = fcmNotification{Title: n.Title, Body: PlainText(n.Body)}
+	m.Message.Data = map[string]string{"message_id": n.MessageID, "channel_id": n.ChannelID,
+		"priority": n.Priority, "actions": string(n.Actions)}
+	m.Message.Android.Priority = "HIGH"
+	m.Message.Android.Notification.Tag = n.MessageID
+	switch n.Priority {
+	case "high":
+		m.Message.Android.Notification.Sound = "default"
+	case "low":
+		m.Message.Android.Priority = "NORMAL"
+	}
+	b, _, err := fitPayload(&m.Message.Notification.Body, fcmMaxPayload, func() ([]byte, error) { return json.Marshal(m) }, 0)
+	return b, err
+}
+
+// Send pushes one notification.
+func (f *FCM) Send(ctx context.Context, token string, n Notification) error {
+	body, err := fcmPayloadFor(token, n)
+	if err != nil {
+		return err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, f.url, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	res, err := f.client.Do(req)
+	if err != nil {
+		return fmt.Errorf("push: fcm: %w", err)
+	}
+	defer res.Body.Close()
+	raw, _ := io.ReadAll(io.LimitReader(res.Body, 64<<10))
+	if res.StatusCode == http.StatusOK {
+		return nil
+	}
+	var fe struct {
+		Error struct {
+			Status  string `json:"status"`
+			Message string `json:"message"`
+			Details []struct {
+				ErrorCode string `json:"errorCode"`
+			} `json:"details"`
+		} `json:"error"`
+	}
+	_ = json.Unmarshal(raw, &fe)
+	reason := fe.Error.Status
+	for _, d := range fe.Error.Details {
+		if d.ErrorCode != "" {
+			reason = d.ErrorCode
+		}
+	}
+	e := classifyHTTP("fcm", res.StatusCode, reason)
+	if reason == "UNREGISTERED" || res.StatusCode == http.StatusNotFound {
+		e.Permanent, e.Retryable = true, false
+	}
+	return e
+}

@@ -1,0 +1,89 @@
+package push
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	webpush "github.com/SherClockHolmes/webpush-go"
+)
+
+// Web Push payloads must fit one record (~4 KB) after encryption.
+const webPushMaxPayload = 3000
+
+// WebPush sends to browsers with VAPID.
+type WebPush struct {
+	subscriber string
+	public     string
+	private    string
+	client     *http.Client
+}
+
+// GenerateVAPIDKeys returns a new VAPID key pair (base64url).
+func GenerateVAPIDKeys() (private, public string, err error) { return webpush.GenerateVAPIDKeys() }
+
+// NewWebPush prepares Web Push with a VAPID subject (mailto: or https:) and
+// key pair. client must have a timeout.
+func NewWebPush(subject, publicKey, privateKey string, client *http.Client) *WebPush {
+	if client == nil {
+		client = &http.Client{Timeout: 15 * time.Second}
+	}
+	// webpush-go adds "mailto:" to any subscriber not starting with "https:",
+	// so hand it the address without the scheme (ENVIRONMENT.md).
+	return &WebPush{subscriber: strings.TrimPrefix(subject, "mailto:"), public: publicKey, private: privateKey, client: client}
+}
+
+// webPushPayload is the JSON a service worker receives.
+type webPushPayload struct {
+	MessageID string          `json:"message_id"`
+	ChannelID string          `json:"channel_id"`
+	Title     string          `json:"title"`
+	Body      string          `json:"body"`
+	Priority  string          `json:"priority"`
+	Actions   json.RawMessage `json:"actions,omitempty"`
+}
+
+func urgency(priority string) webpush.Urgency {
+	switch priority {
+	case "high":
+		return webpush.UrgencyHigh
+	case "low":
+		return webpush.UrgencyLow
+	}
+	return webpush.UrgencyNormal
+}
+
+// Send pushes one notification; token is the browser's PushSubscription JSON.
+func (w *WebPush) Send(ctx context.Context, token string, n Notification) error {
+	var sub webpush.Subscription
+	if err := json.Unmarshal([]byte(token), &sub); err != nil {
+		return &Error{Provider: "webpush", Permanent: true, Reason: "subscription is not valid JSON"}
+	}
+	p := webPushPayload{MessageID: n.MessageID, ChannelID: n.ChannelID, Title: n.Title, Body: PlainText(n.Body),
+		Priority: n.Priority, Actions: n.Actions}
+	body, _, err := fitPayload(&p.Body, webPushMaxPayload, func() ([]byte, error) { return json.Marshal(p) }, 0)
+	if err != nil {
+		return err
+	}
+	res, err := webpush.SendNotificationWithContext(ctx, body, &sub, &webpush.Options{
+		HTTPClient: w.client, Subscriber: w.subscriber, VAPIDPublicKey: w.public, VAPIDPrivateKey: w.private,
+		TTL: 24 * 3600, Urgency: urgency(n.Priority),
+	})
+	if err != nil {
+		return fmt.Errorf("push: webpush: %w", err)
+	}
+	defer res.Body.Close()
+	_, _ = io.Copy(io.Discard, io.LimitReader(res.Body, 64<<10))
+	if res.StatusCode >= 200 && res.StatusCode < 300 {
+		return nil
+	}
+	e := classifyHTTP("webpush", res.StatusCode, http.StatusText(res.StatusCode))
+	if res.StatusCode == http.StatusNotFound || res.StatusCode == http.StatusGone {
+		e.Permanent = true
+	}
+	return e
+}

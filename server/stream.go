@@ -1,0 +1,160 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/julienschmidt/httprouter"
+
+	"github.com/heraldhq/herald/push"
+	"github.com/heraldhq/herald/store"
+)
+
+// heartbeat keeps idle streams (and the proxies in front of them) open.
+const heartbeat = 15 * time.Second
+
+// VAPIDKeys returns the server's Web Push key pair, generating it on first
+// use and keeping it in the database (browsers subscribe to the public key,
+// so it must survive restarts).
+func VAPIDKeys(ctx context.Context, st *store.Store) (public, private string, err error) {
+	b, err := st.EnsureSetting(ctx, "vapid_keys", func() ([]byte, error) {
+		priv, pub, err := push.GenerateVAPIDKeys()
+		if err != nil {
+			return nil, err
+		}
+		return json.Marshal([2]string{pub, priv})
+	})
+	if err != nil {
+		return "", "", err
+	}
+	var keys [2]string
+	if err := json.Unmarshal(b, &keys); err != nil {
+		return "", "", fmt.Errorf("server: stored VAPID keys: %w", err)
+	}
+	return keys[0], keys[1], nil
+}
+
+func (s *Server) handleVAPIDKey(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+	pub, _, err := VAPIDKeys(r.Context(), s.st)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"public_key": pub})
+	return nil
+}
+
+// CloseStreams ends every live stream; the HTTP server calls it when it
+// shuts down, since it does not end long-lived requests by itself.
+func (s *Server) CloseStreams() { s.closeStreams.Do(func() { close(s.streamsDone) }) }
+
+// handleStream is GET /v1/stream: Server-Sent Events of the user's messages
+// being created, updated and deleted. Events come from the database, so a
+// client that reconnects with Last-Event-ID misses nothing kept since.
+func (s *Server) handleStream(w http.ResponseWriter, r *http.Request, _ httprouter.Params, who *principal) error {
+	ctx := r.Context()
+	after, err := s.streamStart(r)
+	if err != nil {
+		return err
+	}
+	rc := http.NewResponseController(w)
+	_ = rc.SetWriteDeadline(time.Time{}) // a stream outlives the server's write timeout
+	wake, cancel := s.st.Subscribe(store.TopicEvents)
+	defer cancel()
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	fmt.Fprintf(w, "retry: 2000\n: connected\n\n")
+	if err := rc.Flush(); err != nil {
+		return nil
+	}
+	beat := time.NewTicker(heartbeat)
+	defer beat.Stop()
+	for {
+		events, err := s.st.EventsAfter(ctx, who.user.ID, after, 200)
+		if err != nil {
+			if ctx.Err() == nil {
+				s.log.ErrorContext(ctx, "stream: read events", "err", err)
+			}
+			return nil // the status is sent; the client reconnects
+		}
+		for _, e := range events {
+			if err := s.writeEvent(w, r, who, e); err != nil {
+				return nil
+			}
+			after = e.ID
+		}
+		if len(events) > 0 {
+			if err := rc.Flush(); err != nil {
+				return nil
+			}
+			if len(events) == 200 {
+				continue
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-s.streamsDone:
+			return nil
+		case <-wake:
+		case <-beat.C:
+			if _, err := fmt.Fprint(w, ": heartbeat\n\n"); err != nil {
+				return nil
+			}
+			if err := rc.Flush(); err != nil {
+				return nil
+			}
+		}
+	}
+}
+
+// streamStart is where a stream begins: after Last-Event-ID (or the
+// last_event_id query parameter, for clients that cannot set headers), else
+// after the newest event, so a fresh stream shows what happens from now on.
+func (s *Server) streamStart(r *http.Request) (int64, error) {
+	v := r.Header.Get("Last-Event-ID")
+	if v == "" {
+		v = r.URL.Query().Get("last_event_id")
+	}
+	if v == "" {
+		return s.st.LastEventID(r.Context())
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 {
+		return 0, errInvalidPayload("Last-Event-ID must be a non-negative integer")
+	}
+	return n, nil
+}
+
+// writeEvent writes one event with the message as it is now; a message
+// deleted since is sent as its ids only.
+func (s *Server) writeEvent(w http.ResponseWriter, r *http.Request, who *principal, e store.Event) error {
+	var data any = map[string]string{"id": e.MessageID, "channel_id": e.ChannelID}
+	if e.Type != store.EventDeleted {
+		m, err := s.st.Message(r.Context(), e.MessageID)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+		case err != nil:
+			return err
+		default:
+			out, err := s.renderMessages(r.Context(), []store.Message{*m})
+			if err != nil {
+				return err
+			}
+			data = out[0]
+		}
+	}
+	b, err := json.Marshal(data)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", e.ID, e.Type, b)
+	return err
+}

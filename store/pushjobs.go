@@ -1,0 +1,128 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+)
+
+// TopicPush is woken when push jobs are committed.
+const TopicPush = "push"
+
+// PushJob is a claimed push: a fan-out to every recipient device of the
+// message (DeviceID empty), or a retry to one device.
+type PushJob struct {
+	ID        int64
+	MessageID string
+	DeviceID  string
+	Attempts  int
+}
+
+// PushRetry is a device to try again at At.
+type PushRetry struct {
+	DeviceID string
+	Attempts int
+	At       time.Time
+}
+
+// ReleasePushLeases frees every claimed push job (at start).
+func (s *Store) ReleasePushLeases(ctx context.Context) error {
+	_, err := s.sweep(ctx, "release push leases", "UPDATE push_jobs SET lease_until = NULL WHERE lease_until IS NOT NULL")
+	return err
+}
+
+// ClaimPushJobs leases up to n due push jobs.
+func (s *Store) ClaimPushJobs(ctx context.Context, n int, lease time.Duration) ([]PushJob, error) {
+	var out []PushJob
+	err := s.update(ctx, func(tx *sql.Tx) error {
+		now := s.now()
+		rows, err := tx.QueryContext(ctx, `UPDATE push_jobs SET lease_until = ?
+			WHERE id IN (SELECT id FROM push_jobs WHERE next_attempt_at <= ? AND (lease_until IS NULL OR lease_until <= ?)
+				ORDER BY next_attempt_at LIMIT ?)
+			RETURNING id, message_id, COALESCE(device_id, ''), attempts`, ms(now.Add(lease)), ms(now), ms(now), n)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		out = out[:0]
+		for rows.Next() {
+			var j PushJob
+			if err := rows.Scan(&j.ID, &j.MessageID, &j.DeviceID, &j.Attempts); err != nil {
+				return err
+			}
+			out = append(out, j)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: claim push jobs: %w", err)
+	}
+	return out, nil
+}
+
+// NextPushAt returns when the earliest push job is due.
+func (s *Store) NextPushAt(ctx context.Context) (time.Time, bool, error) {
+	var next sql.NullInt64
+	err := s.read.QueryRowContext(ctx, `SELECT MIN(MAX(next_attempt_at, COALESCE(lease_until, 0))) FROM push_jobs`).Scan(&next)
+	if err != nil {
+		return time.Time{}, false, fmt.Errorf("store: next push: %w", err)
+	}
+	if !next.Valid {
+		return time.Time{}, false, nil
+	}
+	return fromMS(next.Int64), true, nil
+}
+
+// PushTargets returns the active devices that should get message id: the
+// channel owner's and, on an approval message, every approver's. With
+// deviceID set, only that device (if still active and still a recipient).
+func (s *Store) PushTargets(ctx context.Context, id, deviceID string) ([]Device, error) {
+	rows, err := s.read.QueryContext(ctx, `SELECT `+deviceCols+` FROM devices WHERE active = 1 AND (?2 = '' OR id = ?2) AND user_id IN (
+			SELECT c.user_id FROM messages m JOIN channels c ON c.id = m.channel_id WHERE m.id = ?1
+			UNION SELECT j.value FROM messages m, json_each(m.approval, '$.approvers') j WHERE m.id = ?1)
+		ORDER BY created_at, id`, id, deviceID)
+	if err != nil {
+		return nil, fmt.Errorf("store: push targets %s: %w", id, err)
+	}
+	defer rows.Close()
+	var out []Device
+	for rows.Next() {
+		d, err := scanDevice(rows)
+		if err != nil {
+			return nil, fmt.Errorf("store: push targets %s: %w", id, err)
+		}
+		out = append(out, *d)
+	}
+	return out, rows.Err()
+}
+
+// FinishPushJob removes a job and queues the retries it left, in one write.
+func (s *Store) FinishPushJob(ctx context.Context, job PushJob, retries []PushRetry) error {
+	err := s.update(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, "DELETE FROM push_jobs WHERE id = ?", job.ID); err != nil {
+			return err
+		}
+		for _, r := range retries {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO push_jobs (message_id, device_id, attempts, next_attempt_at)
+				SELECT ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM messages WHERE id = ?)`,
+				job.MessageID, r.DeviceID, r.Attempts, ms(r.At), job.MessageID); err != nil {
+				return err
+			}
+		}
+		if len(retries) > 0 {
+			s.wake.mark(TopicPush)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("store: finish push job %d: %w", job.ID, err)
+	}
+	return nil
+}
+
+// DeactivateDevice marks a device whose token a provider rejected for good;
+// it gets no more pushes until the app registers a new token.
+func (s *Store) DeactivateDevice(ctx context.Context, id string) error {
+	return s.updateOne(ctx, "deactivate device", "UPDATE devices SET active = 0, updated_at = ? WHERE id = ?", ms(s.now()), id)
+}
