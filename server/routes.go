@@ -47,6 +47,8 @@ func (s *Server) routes() {
 
 	s.public(post, "/v1/send/:token", s.handleSend)
 	s.public(get, "/v1/callback/:token/:message_id", s.handlePoll)
+	s.public(post, "/v1/webhook/:source/:token", s.handleWebhook)
+	s.authed(get, "/v1/subscriptions", s.handleSubscription)
 	s.authed(get, "/v1/messages", s.handleListMessages)
 	s.authed(get, "/v1/messages/:id", s.handleGetMessage)
 	s.authed(del, "/v1/messages/:id", s.handleDeleteMessage)

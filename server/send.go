@@ -12,18 +12,27 @@ import (
 	"github.com/heraldhq/herald/store"
 )
 
+// sendTarget resolves a webhook token to its channel and takes a token of
+// the channel's send bucket.
+func (s *Server) sendTarget(w http.ResponseWriter, r *http.Request, token string) (*store.Channel, error) {
+	ch, plan, err := s.st.ChannelByToken(r.Context(), token)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, errInvalidToken("no channel has this webhook token")
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := s.rateLimit(w, "send|"+ch.ID, s.cfg.Plans.Limits(plan).SendPerMinute); err != nil {
+		return nil, err
+	}
+	return ch, nil
+}
+
 // handleSend is POST /v1/send/{token}: the whole path a script's curl takes.
 // It answers 200 only after the message is committed.
 func (s *Server) handleSend(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
-	ctx := r.Context()
-	ch, plan, err := s.st.ChannelByToken(ctx, p.ByName("token"))
-	if errors.Is(err, store.ErrNotFound) {
-		return errInvalidToken("no channel has this webhook token")
-	}
+	ch, err := s.sendTarget(w, r, p.ByName("token"))
 	if err != nil {
-		return err
-	}
-	if err := s.rateLimit(w, "send|"+ch.ID, s.cfg.Plans.Limits(plan).SendPerMinute); err != nil {
 		return err
 	}
 	body, err := io.ReadAll(r.Body)
@@ -34,6 +43,12 @@ func (s *Server) handleSend(w http.ResponseWriter, r *http.Request, p httprouter
 	if err != nil {
 		return err
 	}
+	return s.deliverMessage(w, r, ch, pl)
+}
+
+// deliverMessage stores a validated message in ch (push job and stream
+// event with it) and answers {ok, id, muted}.
+func (s *Server) deliverMessage(w http.ResponseWriter, r *http.Request, ch *store.Channel, pl *sendPayload) error {
 	actions := pl.Actions
 	if ch.Approval != nil && len(actions) == 0 {
 		actions = approvalActions
@@ -49,7 +64,7 @@ func (s *Server) handleSend(w http.ResponseWriter, r *http.Request, p httprouter
 		ChannelID: ch.ID, Title: strings.TrimSpace(*pl.Title), Body: pl.Body, Priority: pl.Priority,
 		Actions: actionsJSON, CallbackURL: pl.CallbackURL, Muted: ch.Muted(s.now()), Approval: ch.Approval,
 	}
-	if err := s.st.CreateMessage(ctx, m); err != nil {
+	if err := s.st.CreateMessage(r.Context(), m); err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"ok": true, "id": m.ID, "muted": m.Muted})

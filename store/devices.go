@@ -37,7 +37,8 @@ func scanDevice(row scanner) (*Device, error) {
 
 // RegisterDevice stores d for d.UserID. Registering a push token the user
 // already has updates that device instead of adding a second one, so an app
-// that registers at every start does not get every push twice.
+// that registers at every start does not get every push twice; a token
+// registered by another user moves to this one.
 func (s *Store) RegisterDevice(ctx context.Context, d *Device) error {
 	now := s.now().UTC().Truncate(time.Millisecond)
 	err := s.update(ctx, func(tx *sql.Tx) error {
@@ -51,6 +52,12 @@ func (s *Store) RegisterDevice(ctx context.Context, d *Device) error {
 			return err
 		}
 		d.UpdatedAt, d.Active = now, true
+		// A push token belongs to one phone or browser: when another user
+		// signs in on it, the previous user's registration goes, so their
+		// notifications stop appearing there.
+		if _, err := tx.ExecContext(ctx, "DELETE FROM devices WHERE push_token = ? AND user_id != ?", d.PushToken, d.UserID); err != nil {
+			return err
+		}
 		_, err = tx.ExecContext(ctx, `INSERT INTO devices (id, user_id, platform, name, push_token, active, created_at, updated_at)
 			VALUES (?, ?, ?, ?, ?, 1, ?, ?)
 			ON CONFLICT (id) DO UPDATE SET platform = excluded.platform, name = excluded.name, active = 1, updated_at = excluded.updated_at`,

@@ -1,0 +1,222 @@
+package transform
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// github builds messages from GitHub webhooks (X-GitHub-Event).
+func github(h Headers, body []byte) (*Message, error) {
+	var e struct {
+		Action     string `json:"action"`
+		Ref        string `json:"ref"`
+		Compare    string `json:"compare"`
+		Repository struct {
+			FullName string `json:"full_name"`
+			HTMLURL  string `json:"html_url"`
+		} `json:"repository"`
+		Sender struct {
+			Login string `json:"login"`
+		} `json:"sender"`
+		Pusher struct {
+			Name string `json:"name"`
+		} `json:"pusher"`
+		Commits []struct {
+			ID      string `json:"id"`
+			Message string `json:"message"`
+		} `json:"commits"`
+		PullRequest *struct {
+			Number  int    `json:"number"`
+			Title   string `json:"title"`
+			HTMLURL string `json:"html_url"`
+			Merged  bool   `json:"merged"`
+		} `json:"pull_request"`
+		WorkflowRun *struct {
+			Name       string `json:"name"`
+			HeadBranch string `json:"head_branch"`
+			Conclusion string `json:"conclusion"`
+			Status     string `json:"status"`
+			HTMLURL    string `json:"html_url"`
+		} `json:"workflow_run"`
+		CheckSuite *struct {
+			HeadBranch string `json:"head_branch"`
+			Conclusion string `json:"conclusion"`
+			Status     string `json:"status"`
+		} `json:"check_suite"`
+		Release *struct {
+			TagName string `json:"tag_name"`
+			Name    string `json:"name"`
+			HTMLURL string `json:"html_url"`
+		} `json:"release"`
+		Issue *struct {
+			Number  int    `json:"number"`
+			Title   string `json:"title"`
+			HTMLURL string `json:"html_url"`
+		} `json:"issue"`
+	}
+	if err := json.Unmarshal(body, &e); err != nil {
+		return nil, fmt.Errorf("invalid JSON: %w", err)
+	}
+	repo := e.Repository.FullName
+	switch event := h.Get("X-GitHub-Event"); event {
+	case "ping", "":
+		return nil, nil
+	case "push":
+		branch := strings.TrimPrefix(e.Ref, "refs/heads/")
+		who := e.Pusher.Name
+		if who == "" {
+			who = e.Sender.Login
+		}
+		var b strings.Builder
+		fmt.Fprintf(&b, "**%s** pushed %d commit(s) to `%s`", who, len(e.Commits), branch)
+		for i, c := range e.Commits {
+			if i == 5 {
+				fmt.Fprintf(&b, "\n- and %d more", len(e.Commits)-5)
+				break
+			}
+			first, _, _ := strings.Cut(c.Message, "\n")
+			fmt.Fprintf(&b, "\n- `%s` %s", short(c.ID), first)
+		}
+		return &Message{Title: fmt.Sprintf("[%s] push to %s", repo, branch), Body: b.String(),
+			URL: firstNonEmpty(e.Compare, e.Repository.HTMLURL), URLLabel: "View changes"}, nil
+	case "pull_request":
+		if e.PullRequest == nil {
+			return nil, fmt.Errorf("pull_request event without pull_request")
+		}
+		action := e.Action
+		if action == "closed" && e.PullRequest.Merged {
+			action = "merged"
+		}
+		return &Message{Title: fmt.Sprintf("[%s] PR #%d %s", repo, e.PullRequest.Number, action),
+			Body: fmt.Sprintf("**%s** by %s", e.PullRequest.Title, e.Sender.Login),
+			URL:  e.PullRequest.HTMLURL, URLLabel: "Open pull request"}, nil
+	case "workflow_run":
+		if e.WorkflowRun == nil {
+			return nil, fmt.Errorf("workflow_run event without workflow_run")
+		}
+		w := e.WorkflowRun
+		state := firstNonEmpty(w.Conclusion, w.Status)
+		return &Message{Title: fmt.Sprintf("[%s] %s %s", repo, w.Name, state),
+			Body:     fmt.Sprintf("Workflow **%s** on `%s`: %s", w.Name, w.HeadBranch, state),
+			Priority: priorityFor(w.Conclusion), URL: w.HTMLURL, URLLabel: "Open run"}, nil
+	case "check_suite":
+		if e.CheckSuite == nil {
+			return nil, fmt.Errorf("check_suite event without check_suite")
+		}
+		state := firstNonEmpty(e.CheckSuite.Conclusion, e.CheckSuite.Status)
+		return &Message{Title: fmt.Sprintf("[%s] checks %s", repo, state),
+			Body:     fmt.Sprintf("Check suite on `%s`: %s", e.CheckSuite.HeadBranch, state),
+			Priority: priorityFor(e.CheckSuite.Conclusion), URL: e.Repository.HTMLURL, URLLabel: "Open repository"}, nil
+	case "release":
+		if e.Release == nil {
+			return nil, fmt.Errorf("release event without release")
+		}
+		return &Message{Title: fmt.Sprintf("[%s] release %s %s", repo, e.Release.TagName, e.Action),
+			Body: fmt.Sprintf("**%s** (%s)", firstNonEmpty(e.Release.Name, e.Release.TagName), e.Release.TagName),
+			URL:  e.Release.HTMLURL, URLLabel: "Open release"}, nil
+	case "issues":
+		if e.Issue == nil {
+			return nil, fmt.Errorf("issues event without issue")
+		}
+		return &Message{Title: fmt.Sprintf("[%s] issue #%d %s", repo, e.Issue.Number, e.Action),
+			Body: fmt.Sprintf("**%s** by %s", e.Issue.Title, e.Sender.Login),
+			URL:  e.Issue.HTMLURL, URLLabel: "Open issue"}, nil
+	default:
+		return nil, nil
+	}
+}
+
+// vercel builds messages from Vercel deployment webhooks.
+func vercel(_ Headers, body []byte) (*Message, error) {
+	var e struct {
+		Type    string `json:"type"`
+		Payload struct {
+			Deployment struct {
+				URL  string `json:"url"`
+				Name string `json:"name"`
+			} `json:"deployment"`
+			Name   string `json:"name"`
+			Target string `json:"target"`
+			Links  struct {
+				Deployment string `json:"deployment"`
+			} `json:"links"`
+		} `json:"payload"`
+	}
+	if err := json.Unmarshal(body, &e); err != nil {
+		return nil, fmt.Errorf("invalid JSON: %w", err)
+	}
+	if !strings.HasPrefix(e.Type, "deployment.") {
+		return nil, nil
+	}
+	state := strings.TrimPrefix(e.Type, "deployment.")
+	name := firstNonEmpty(e.Payload.Name, e.Payload.Deployment.Name)
+	target := firstNonEmpty(e.Payload.Target, "preview")
+	m := &Message{Title: fmt.Sprintf("Vercel: %s %s", name, state),
+		Body: fmt.Sprintf("Deployment of **%s** (%s): %s", name, target, state), URLLabel: "Open deployment",
+		URL: firstNonEmpty(e.Payload.Links.Deployment, httpsURL(e.Payload.Deployment.URL))}
+	if state == "error" || state == "canceled" {
+		m.Priority = "high"
+	}
+	return m, nil
+}
+
+// netlify builds messages from Netlify deploy notifications.
+func netlify(_ Headers, body []byte) (*Message, error) {
+	var e struct {
+		State        string `json:"state"`
+		Name         string `json:"name"`
+		Branch       string `json:"branch"`
+		DeploySSLURL string `json:"deploy_ssl_url"`
+		AdminURL     string `json:"admin_url"`
+		ErrorMessage string `json:"error_message"`
+		ID           string `json:"id"`
+	}
+	if err := json.Unmarshal(body, &e); err != nil {
+		return nil, fmt.Errorf("invalid JSON: %w", err)
+	}
+	if e.State == "" {
+		return nil, nil
+	}
+	m := &Message{Title: fmt.Sprintf("Netlify: %s %s", e.Name, e.State),
+		Body: fmt.Sprintf("Deploy of **%s** from `%s`: %s", e.Name, e.Branch, e.State), URLLabel: "Open deploy",
+		URL: firstNonEmpty(e.DeploySSLURL, e.AdminURL)}
+	if e.State == "error" {
+		m.Priority = "high"
+		if e.ErrorMessage != "" {
+			m.Body += "\n\n" + e.ErrorMessage
+		}
+	}
+	return m, nil
+}
+
+func priorityFor(conclusion string) string {
+	switch conclusion {
+	case "failure", "timed_out", "startup_failure", "action_required":
+		return "high"
+	}
+	return "normal"
+}
+
+func short(sha string) string {
+	if len(sha) > 7 {
+		return sha[:7]
+	}
+	return sha
+}
+
+func firstNonEmpty(vals ...string) string {
+	for _, v := range vals {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+func httpsURL(host string) string {
+	if host == "" || strings.Contains(host, "://") {
+		return host
+	}
+	return "https://" + host
+}

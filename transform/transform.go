@@ -1,0 +1,137 @@
+// Package transform turns webhooks from GitHub, Vercel and Netlify into
+// Herald messages: a readable title, a Markdown body and a link to the
+// relevant page. It also checks each platform's signature header.
+package transform
+
+import (
+	"crypto/hmac"
+	"crypto/sha1"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Message is what a webhook becomes. A nil *Message means the event makes
+// no notification (GitHub's ping, say).
+type Message struct {
+	Title    string
+	Body     string
+	Priority string // normal, or high for failures
+	URL      string // the page to open
+	URLLabel string
+}
+
+// ErrUnknownSource is returned for a platform Herald does not know.
+var ErrUnknownSource = errors.New("transform: unknown source")
+
+// ErrBadSignature is returned when a signature header does not match.
+var ErrBadSignature = errors.New("transform: signature does not match")
+
+// Headers is the part of a request a transformer reads.
+type Headers interface{ Get(string) string }
+
+// Source is one platform.
+type Source struct {
+	// SignatureHeader names the platform's signature header; when a request
+	// carries it, it must verify with the channel's webhook secret.
+	SignatureHeader string
+	verify          func(secret, header string, body []byte) bool
+	build           func(h Headers, body []byte) (*Message, error)
+}
+
+// Sources are the supported platforms by their {source} path segment.
+var Sources = map[string]Source{
+	"github":  {SignatureHeader: "X-Hub-Signature-256", verify: verifyGitHub, build: github},
+	"vercel":  {SignatureHeader: "x-vercel-signature", verify: verifyVercel, build: vercel},
+	"netlify": {SignatureHeader: "X-Webhook-Signature", verify: verifyNetlify, build: netlify},
+}
+
+// Transform checks the signature (when its header is present) and builds
+// the message for a webhook from source.
+func Transform(source, secret string, h Headers, body []byte) (*Message, error) {
+	s, ok := Sources[source]
+	if !ok {
+		return nil, ErrUnknownSource
+	}
+	if sig := h.Get(s.SignatureHeader); sig != "" && !s.verify(secret, sig, body) {
+		return nil, ErrBadSignature
+	}
+	m, err := s.build(h, body)
+	if err != nil {
+		return nil, fmt.Errorf("transform: %s: %w", source, err)
+	}
+	if m != nil {
+		m.Title = clip(m.Title, 100)
+		m.Body = clip(m.Body, 10000)
+		if m.Priority == "" {
+			m.Priority = "normal"
+		}
+	}
+	return m, nil
+}
+
+func clip(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}
+
+// verifyGitHub checks "sha256=<hex HMAC-SHA256 of the body>".
+func verifyGitHub(secret, header string, body []byte) bool {
+	got, ok := strings.CutPrefix(header, "sha256=")
+	if !ok {
+		return false
+	}
+	m := hmac.New(sha256.New, []byte(secret))
+	m.Write(body)
+	return hmacEqualHex(got, m.Sum(nil))
+}
+
+// verifyVercel checks the hex HMAC-SHA1 of the body.
+func verifyVercel(secret, header string, body []byte) bool {
+	m := hmac.New(sha1.New, []byte(secret))
+	m.Write(body)
+	return hmacEqualHex(header, m.Sum(nil))
+}
+
+// verifyNetlify checks a JWS (HS256) whose sha256 claim is the body's hash.
+func verifyNetlify(secret, header string, body []byte) bool {
+	parts := strings.Split(header, ".")
+	if len(parts) != 3 {
+		return false
+	}
+	enc := base64.RawURLEncoding
+	var hdr struct {
+		Alg string `json:"alg"`
+	}
+	hb, err := enc.DecodeString(parts[0])
+	if err != nil || json.Unmarshal(hb, &hdr) != nil || hdr.Alg != "HS256" {
+		return false
+	}
+	m := hmac.New(sha256.New, []byte(secret))
+	m.Write([]byte(parts[0] + "." + parts[1]))
+	sig, err := enc.DecodeString(parts[2])
+	if err != nil || !hmac.Equal(sig, m.Sum(nil)) {
+		return false
+	}
+	var claims struct {
+		SHA256 string `json:"sha256"`
+	}
+	pb, err := enc.DecodeString(parts[1])
+	if err != nil || json.Unmarshal(pb, &claims) != nil {
+		return false
+	}
+	sum := sha256.Sum256(body)
+	return hmacEqualHex(claims.SHA256, sum[:])
+}
+
+func hmacEqualHex(got string, want []byte) bool {
+	b, err := hex.DecodeString(strings.TrimSpace(got))
+	return err == nil && hmac.Equal(b, want)
+}
