@@ -112,6 +112,11 @@ func (p *Provider) Verify(ctx context.Context, raw, nonce string) (*Claims, erro
 	// which go-oidc's single ClientID cannot express.
 	tok, err := p.verifier.Verify(ctx, raw)
 	if err != nil {
+		// go-oidc flattens a failed JWKS fetch into its signature error
+		// (with %v): the provider is down, the token is not to blame.
+		if strings.Contains(err.Error(), "fetching keys") {
+			return nil, fmt.Errorf("%w: %s: signing keys: %v", ErrUnavailable, p.cfg.Name, err)
+		}
 		return nil, fmt.Errorf("%w: %s", ErrInvalid, describe(err))
 	}
 	audiences := append([]string{p.cfg.ClientID}, p.cfg.ExtraAudiences...)

@@ -49,7 +49,10 @@ func checkAddr(blocked []netip.Prefix, address string) error {
 	if err != nil {
 		return fmt.Errorf("delivery: unexpected dial address %q: %w", address, err)
 	}
-	ip := ap.Addr().Unmap()
+	// Unmap so ::ffff:127.0.0.1 meets 127.0.0.0/8; drop the zone because
+	// Prefix.Contains is false for any zoned address (fe80::1%eth0 would
+	// otherwise pass fe80::/10).
+	ip := ap.Addr().Unmap().WithZone("")
 	for _, p := range blocked {
 		if p.Contains(ip) {
 			return &BlockedError{Addr: ip, Network: p}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"html/template"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/julienschmidt/httprouter"
@@ -57,11 +58,34 @@ var docsPage = template.Must(template.New("docs").Parse(`<!doctype html>
 </body></html>
 `))
 
-// prefersHTML reports whether the Accept header ranks text/html above JSON.
+// prefersHTML reports whether the Accept header ranks text/html above JSON:
+// by q-value, then by order. Wildcards count for neither, so curl's */* gets
+// JSON and a browser's text/html,...,*/*;q=0.8 gets the page.
 func prefersHTML(r *http.Request) bool {
-	accept := r.Header.Get("Accept")
-	html, js := strings.Index(accept, "text/html"), strings.Index(accept, "application/json")
-	return html >= 0 && (js < 0 || html < js)
+	html, js := -1.0, -1.0 // q-values; -1 when not listed
+	htmlAt, jsAt := -1, -1
+	for i, part := range strings.Split(r.Header.Get("Accept"), ",") {
+		typ, params, _ := strings.Cut(part, ";")
+		q := 1.0
+		for _, p := range strings.Split(params, ";") {
+			if k, v, ok := strings.Cut(strings.TrimSpace(p), "="); ok && strings.EqualFold(k, "q") {
+				if f, err := strconv.ParseFloat(v, 64); err == nil {
+					q = f
+				}
+			}
+		}
+		switch strings.ToLower(strings.TrimSpace(typ)) {
+		case "text/html":
+			if htmlAt < 0 {
+				html, htmlAt = q, i
+			}
+		case "application/json":
+			if jsAt < 0 {
+				js, jsAt = q, i
+			}
+		}
+	}
+	return html > 0 && (html > js || html == js && htmlAt < jsAt)
 }
 
 func (s *Server) handleVerifyDocs(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {

@@ -69,9 +69,13 @@ func (s *Store) SignInOIDC(ctx context.Context, in OIDCSignIn) (*User, bool, err
 		}
 		if in.Admin && !u.IsAdmin {
 			u.IsAdmin = true
-			_, err = tx.ExecContext(ctx, "UPDATE users SET is_admin = 1 WHERE id = ?", u.ID)
+			if _, err := tx.ExecContext(ctx, "UPDATE users SET is_admin = 1 WHERE id = ?", u.ID); err != nil {
+				return err
+			}
 		}
-		return err
+		// err may still hold the ErrNotFound of the lookups above: every real
+		// failure has returned by now.
+		return nil
 	})
 	if err != nil {
 		return nil, false, fmt.Errorf("store: oidc sign-in %s: %w", in.Provider, err)
