@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"strings"
 	"text/tabwriter"
@@ -57,7 +58,9 @@ func (a *app) userCmd() *cobra.Command {
 					return err
 				}
 			}
-			if err := st.CreateUser(ctx, u); err != nil {
+			if err := st.CreateUser(ctx, u); errors.Is(err, store.ErrConflict) {
+				return fmt.Errorf("a user with email %s already exists", email)
+			} else if err != nil {
 				return err
 			}
 			fmt.Fprintf(a.stdout, "created user %s (%s, plan %s)\n", u.ID, u.Email, u.Plan)
@@ -136,8 +139,11 @@ func (a *app) withUser(cmd *cobra.Command, email string, fn func(*store.Store, *
 	}
 	defer st.Close()
 	u, err := st.UserByEmail(cmd.Context(), email)
-	if err != nil {
+	if errors.Is(err, store.ErrNotFound) {
 		return fmt.Errorf("no user with email %s", email)
+	}
+	if err != nil {
+		return err
 	}
 	return fn(st, u)
 }

@@ -88,6 +88,7 @@ func (a *app) serve(ctx context.Context) error {
 	g.Go(func() error { return queue.Run(gctx) })
 	g.Go(func() error { return pusher.Run(gctx) })
 
+	workerFailed := false
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- httpSrv.Serve(ln) }()
 
@@ -100,6 +101,7 @@ func (a *app) serve(ctx context.Context) error {
 		return fmt.Errorf("http server: %w", err)
 	case <-gctx.Done():
 		log.Error("a worker stopped; shutting down")
+		workerFailed = true
 	}
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -110,10 +112,15 @@ func (a *app) serve(ctx context.Context) error {
 		log.Error("http server", "err", err)
 	}
 	stopWorkers()
-	if err := g.Wait(); err != nil && !errors.Is(err, context.Canceled) {
-		log.Error("worker", "err", err)
+	werr := g.Wait()
+	if werr != nil && !errors.Is(werr, context.Canceled) {
+		log.Error("worker", "err", werr)
 	}
 	log.Info("stopped")
+	if workerFailed {
+		// Exit non-zero so a supervisor restarts the server.
+		return fmt.Errorf("a background worker failed: %v", werr)
+	}
 	return nil
 }
 

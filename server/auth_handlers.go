@@ -2,6 +2,7 @@ package server
 
 import (
 	"errors"
+	"net"
 	"net/http"
 	"strings"
 
@@ -10,6 +11,19 @@ import (
 	"github.com/heraldhq/herald/auth"
 	"github.com/heraldhq/herald/store"
 )
+
+// loginPerMinute is how many password sign-ins one account may attempt a
+// minute (three times that per client address).
+const loginPerMinute = 10
+
+// clientIP is the request's peer address without the port.
+func clientIP(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
 
 // Token lengths in base62 characters (~190 and ~285 bits).
 const (
@@ -59,6 +73,13 @@ func (s *Server) handleLocalSignIn(w http.ResponseWriter, r *http.Request) error
 	}
 	if strings.TrimSpace(req.Email) == "" || req.Password == "" {
 		return errInvalidPayload("email and password are required")
+	}
+	// Password guessing is throttled per account and per client address.
+	if err := s.rateLimit(w, "login|"+strings.ToLower(strings.TrimSpace(req.Email)), loginPerMinute); err != nil {
+		return err
+	}
+	if err := s.rateLimit(w, "login-ip|"+clientIP(r), 3*loginPerMinute); err != nil {
+		return err
 	}
 	u, err := s.st.UserByEmail(r.Context(), req.Email)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && u.PasswordHash == "") {

@@ -157,6 +157,11 @@ func (s *Server) handle(method, path string, h handlerFunc) {
 			if sw != nil && sw.status != 0 {
 				code = sw.status
 			}
+			if v := recover(); v != nil {
+				// outer recovers it and answers 500; count it as such.
+				s.metrics.observe(method, path, http.StatusInternalServerError, time.Since(start))
+				panic(v)
+			}
 			s.metrics.observe(method, path, code, time.Since(start))
 		}()
 		if err := h(w, r, p); err != nil {
