@@ -41,15 +41,14 @@ func providerError(err error) error {
 		return errForbidden("sign-up through this provider is turned off; ask an administrator to create your account")
 	case errors.Is(err, store.ErrEmailTaken):
 		return errForbidden("an account with this email already exists; an administrator can enable link_by_email")
+	case errors.Is(err, store.ErrEmailRequired):
+		return errInvalidToken("the ID token has no email claim; request the email scope")
 	}
 	return err
 }
 
 // signInWith finds or creates the user for verified claims.
 func (s *Server) signInWith(ctx context.Context, p *auth.Provider, c *auth.Claims) (*store.User, error) {
-	if c.Email == "" {
-		return nil, errInvalidToken("the ID token has no email claim; request the email scope")
-	}
 	cfg := p.Config()
 	u, created, err := s.st.SignInOIDC(ctx, store.OIDCSignIn{Provider: cfg.Name, Subject: c.Subject, Email: c.Email,
 		EmailVerified: c.EmailVerified, Name: c.Name, Admin: c.Admin, AllowSignup: cfg.SignupAllowed(),
@@ -90,6 +89,9 @@ func (s *Server) handleOIDCSignIn(w http.ResponseWriter, r *http.Request, p *aut
 		return errInvalidPayload("send id_token, or code with code_verifier and redirect_uri")
 	}
 	if err != nil {
+		if errors.Is(err, auth.ErrUnavailable) {
+			s.log.WarnContext(r.Context(), "identity provider unavailable", "provider", p.Name(), "err", err)
+		}
 		return providerError(err)
 	}
 	u, err := s.signInWith(r.Context(), p, claims)

@@ -12,6 +12,7 @@ import (
 var (
 	ErrSignupDisabled = errors.New("store: sign-up through this provider is turned off")
 	ErrEmailTaken     = errors.New("store: a user with this email already exists and linking is off")
+	ErrEmailRequired  = errors.New("store: a new identity needs an email")
 )
 
 // OIDCSignIn is a verified identity presented at sign-in, with the
@@ -43,6 +44,9 @@ func (s *Store) SignInOIDC(ctx context.Context, in OIDCSignIn) (*User, bool, err
 		u, err = scanUser(tx.QueryRowContext(ctx, "SELECT "+userCols+` FROM identities i JOIN users u ON u.id = i.user_id
 			WHERE i.provider = ? AND i.subject = ?`, in.Provider, in.Subject))
 		if errors.Is(err, ErrNotFound) {
+			if in.Email == "" {
+				return ErrEmailRequired
+			}
 			u, err = scanUser(tx.QueryRowContext(ctx, "SELECT "+userCols+" FROM users u WHERE u.email = ?", in.Email))
 			switch {
 			case err == nil && !(in.LinkByEmail && in.EmailVerified):
