@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -153,8 +154,12 @@ func (a *app) pushDispatcher(ctx context.Context, cfg config.Config, st *store.S
 	}
 	subject := cfg.Push.WebPush.Subject
 	if subject == "" {
-		subject = cfg.BaseURL
-		log.Info("push: [push.webpush] subject not set; using base_url as the VAPID contact", "subject", subject)
+		// VAPID wants a mailto: or https: contact; an https base_url will do.
+		subject = "mailto:herald@localhost"
+		if strings.HasPrefix(cfg.BaseURL, "https://") {
+			subject = cfg.BaseURL
+		}
+		log.Info("push: [push.webpush] subject not set; set it to a mailto: address push services can reach", "using", subject)
 	}
 	return push.NewDispatcher(apns, fcm, push.NewWebPush(subject, pub, priv, client)), nil
 }

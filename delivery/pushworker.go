@@ -18,7 +18,7 @@ const (
 	pushMaxAttempts = 5
 	pushBackoffBase = 10 * time.Second
 	pushBackoffMax  = 5 * time.Minute
-	pushLease       = 2 * time.Minute
+	pushLease       = 10 * time.Minute // a job sends to its devices one after another, up to 30 s each
 )
 
 // Pusher delivers the push jobs the send path commits with each message.
@@ -102,7 +102,11 @@ func (p *Pusher) process(ctx context.Context, job store.PushJob) {
 			if err := p.st.DeactivateDevice(context.WithoutCancel(ctx), dev.ID); err != nil && !errors.Is(err, store.ErrNotFound) {
 				p.log.Error("push: deactivate device", "device", dev.ID, "err", err)
 			}
-		case push.IsRetryable(err) && job.Attempts+1 < pushMaxAttempts && ctx.Err() == nil:
+		case ctx.Err() != nil:
+			// Shutting down: this device was not reached. Leave it for the
+			// next start, without counting an attempt, rather than drop it.
+			retries = append(retries, store.PushRetry{DeviceID: dev.ID, Attempts: job.Attempts, At: p.now()})
+		case push.IsRetryable(err) && job.Attempts+1 < pushMaxAttempts:
 			p.outcomes.WithLabelValues(dev.Platform, "retry").Inc()
 			n := job.Attempts + 1
 			retries = append(retries, store.PushRetry{DeviceID: dev.ID, Attempts: n,

@@ -84,6 +84,11 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request, _ httprout
 			}
 			return nil // the status is sent; the client reconnects
 		}
+		// A credential revoked since the stream opened (logout, a revoked
+		// key, a deleted user) must stop working at once, here too.
+		if len(events) > 0 && !s.stillSignedIn(r, who) {
+			return nil
+		}
 		for _, e := range events {
 			if err := s.writeEvent(w, r, who, e); err != nil {
 				return nil
@@ -105,6 +110,9 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request, _ httprout
 			return nil
 		case <-wake:
 		case <-beat.C:
+			if !s.stillSignedIn(r, who) {
+				return nil
+			}
 			if _, err := fmt.Fprint(w, ": heartbeat\n\n"); err != nil {
 				return nil
 			}
@@ -113,6 +121,13 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request, _ httprout
 			}
 		}
 	}
+}
+
+// stillSignedIn reports whether the credential that opened a stream still
+// authenticates as the same user.
+func (s *Server) stillSignedIn(r *http.Request, who *principal) bool {
+	again, err := s.authenticate(r)
+	return err == nil && again.user.ID == who.user.ID
 }
 
 // streamStart is where a stream begins: after Last-Event-ID (or the

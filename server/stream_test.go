@@ -1,0 +1,493 @@
+package server
+
+import (
+	"bufio"
+	"context"
+	"crypto/elliptic"
+	"encoding/base64"
+	"encoding/json"
+	"log/slog"
+	"math/big"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/heraldhq/herald/config"
+	"github.com/heraldhq/herald/store"
+)
+
+// sseEvent is one Server-Sent Events frame with data.
+type sseEvent struct {
+	ID    string
+	Event string
+	Data  string
+	At    time.Time // when its closing blank line was read
+}
+
+// JSON decodes the event's data.
+func (ev sseEvent) JSON(t *testing.T) map[string]any {
+	t.Helper()
+	var out map[string]any
+	if err := json.Unmarshal([]byte(ev.Data), &out); err != nil {
+		t.Fatalf("event %s %s: data %q is not a JSON object: %v", ev.ID, ev.Event, ev.Data, err)
+	}
+	return out
+}
+
+// sseClient reads a live stream on its own goroutine, as a browser's
+// EventSource does.
+type sseClient struct {
+	t      *testing.T
+	res    *http.Response
+	cancel context.CancelFunc
+	events chan sseEvent
+	done   chan struct{} // closed when the body ends
+
+	mu       sync.Mutex
+	comments []string
+	retry    string
+}
+
+// streamOpen opens GET /v1/stream with token and extra header pairs and
+// waits for the 200; the stream is closed when the test ends.
+func streamOpen(e *testEnv, token string, headers ...string) *sseClient {
+	e.t.Helper()
+	return streamOpenPath(e, token, "/v1/stream", headers...)
+}
+
+func streamOpenPath(e *testEnv, token, path string, headers ...string) *sseClient {
+	e.t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, e.srv.URL+path, nil)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Accept", "text/event-stream")
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	res, err := e.srv.Client().Do(req)
+	if err != nil {
+		cancel()
+		e.t.Fatal(err)
+	}
+	if res.StatusCode != http.StatusOK {
+		cancel()
+		res.Body.Close()
+		e.t.Fatalf("GET %s: status %d, want 200", path, res.StatusCode)
+	}
+	c := &sseClient{t: e.t, res: res, cancel: cancel, events: make(chan sseEvent, 100), done: make(chan struct{})}
+	go c.read()
+	// Registered after newTestEnv's clean-up, so it runs first: the test
+	// server's Close waits for open requests.
+	e.t.Cleanup(c.close)
+	return c
+}
+
+func (c *sseClient) read() {
+	defer close(c.done)
+	defer close(c.events)
+	var ev sseEvent
+	var data []string
+	sc := bufio.NewScanner(c.res.Body)
+	sc.Buffer(make([]byte, 64<<10), 4<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if line == "" {
+			if ev.Event != "" || data != nil {
+				ev.Data, ev.At = strings.Join(data, "\n"), time.Now()
+				c.events <- ev
+			}
+			ev, data = sseEvent{}, nil
+			continue
+		}
+		if comment, ok := strings.CutPrefix(line, ":"); ok {
+			c.mu.Lock()
+			c.comments = append(c.comments, strings.TrimSpace(comment))
+			c.mu.Unlock()
+			continue
+		}
+		field, value, _ := strings.Cut(line, ":")
+		value = strings.TrimPrefix(value, " ")
+		switch field {
+		case "id":
+			ev.ID = value
+		case "event":
+			ev.Event = value
+		case "data":
+			data = append(data, value)
+		case "retry":
+			c.mu.Lock()
+			c.retry = value
+			c.mu.Unlock()
+		}
+	}
+}
+
+func (c *sseClient) close() {
+	c.cancel()
+	c.res.Body.Close()
+	<-c.done
+}
+
+// next returns the next event, failing the test after wait.
+func (c *sseClient) next(wait time.Duration) sseEvent {
+	c.t.Helper()
+	select {
+	case ev, ok := <-c.events:
+		if !ok {
+			c.t.Fatal("the stream ended while an event was expected")
+		}
+		return ev
+	case <-time.After(wait):
+		c.t.Fatalf("no event within %v", wait)
+	}
+	return sseEvent{}
+}
+
+// waitComment waits until the stream has sent the comment want.
+func (c *sseClient) waitComment(want string) {
+	c.t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		c.mu.Lock()
+		found := slices.Contains(c.comments, want)
+		c.mu.Unlock()
+		if found {
+			return
+		}
+		if time.Now().After(deadline) {
+			c.t.Fatalf("the stream did not send the comment %q", want)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// streamChannel creates a channel for u and returns its id and webhook token.
+func streamChannel(e *testEnv, u *testUser, name string) (id, token string) {
+	e.t.Helper()
+	c := e.newChannel(u, name)
+	id, _ = c["id"].(string)
+	token, _ = c["webhook_token"].(string)
+	return id, token
+}
+
+// streamSend sends a message with an "ack" button through token.
+func streamSend(e *testEnv, token, title string) string {
+	e.t.Helper()
+	r := e.do(200, "POST", "/v1/send/"+token, map[string]any{"title": title, "body": "**" + title + "**",
+		"actions": []any{map[string]any{"type": "button", "label": "Ack", "key": "ack"}}}, "")
+	return r.Str("id")
+}
+
+// streamWantEvent checks an event's type and message id.
+func streamWantEvent(t *testing.T, ev sseEvent, typ, messageID string) map[string]any {
+	t.Helper()
+	data := ev.JSON(t)
+	if ev.Event != typ || data["id"] != messageID {
+		t.Fatalf("got event %s %s for %v, want %s for %s", ev.ID, ev.Event, data["id"], typ, messageID)
+	}
+	if _, err := strconv.ParseInt(ev.ID, 10, 64); err != nil {
+		t.Fatalf("event id %q is not an integer", ev.ID)
+	}
+	return data
+}
+
+func TestStreamLifecycle(t *testing.T) {
+	env := newTestEnv(t)
+	ann, bob := env.newUser("ann@example.com"), env.newUser("bob@example.com")
+	chID, token := streamChannel(env, ann, "ops")
+	_, bobToken := streamChannel(env, bob, "bob")
+
+	annStream, bobStream := streamOpen(env, ann.Token), streamOpen(env, bob.Token)
+	for _, h := range [][2]string{{"Content-Type", "text/event-stream"}, {"Cache-Control", "no-cache"}} {
+		if got := annStream.res.Header.Get(h[0]); got != h[1] {
+			t.Errorf("%s = %q, want %q", h[0], got, h[1])
+		}
+	}
+	annStream.waitComment("connected")
+	bobStream.waitComment("connected")
+	annStream.mu.Lock()
+	retry := annStream.retry
+	annStream.mu.Unlock()
+	if n, err := strconv.Atoi(retry); err != nil || n <= 0 {
+		t.Errorf("retry: %q, want a reconnection delay in milliseconds", retry)
+	}
+
+	// message.created carries the message as GET /v1/messages/:id shows it.
+	id := streamSend(env, token, "Disk full")
+	created := annStream.next(time.Second)
+	data := streamWantEvent(t, created, "message.created", id)
+	if got := env.do(200, "GET", "/v1/messages/"+id, nil, ann.Token).Body; !reflect.DeepEqual(data, got) {
+		t.Errorf("message.created data = %v\nGET /v1/messages/%s = %v", data, id, got)
+	}
+	if data["channel_id"] != chID || data["status"] != "pending" {
+		t.Errorf("created message = %v, want channel %s, status pending", data, chID)
+	}
+
+	env.do(200, "POST", "/v1/messages/"+id+"/respond", map[string]any{"action": "ack"}, ann.Token)
+	updated := annStream.next(time.Second)
+	if data := streamWantEvent(t, updated, "message.updated", id); data["status"] != "submitted" {
+		t.Errorf("message.updated status = %v, want submitted", data["status"])
+	}
+
+	env.do(200, "DELETE", "/v1/messages/"+id, nil, ann.Token)
+	deleted := annStream.next(time.Second)
+	if got, want := deleted.JSON(t), map[string]any{"id": id, "channel_id": chID}; deleted.Event != "message.deleted" || !reflect.DeepEqual(got, want) {
+		t.Errorf("got %s %v, want message.deleted %v", deleted.Event, got, want)
+	}
+	ids := []string{created.ID, updated.ID, deleted.ID}
+	if !slices.IsSortedFunc(ids, func(a, b string) int { x, _ := strconv.Atoi(a); y, _ := strconv.Atoi(b); return x - y }) {
+		t.Errorf("event ids %v do not increase", ids)
+	}
+
+	// Bob saw none of it: the first event of his stream is his own message.
+	own := streamSend(env, bobToken, "bob's own")
+	streamWantEvent(t, bobStream.next(time.Second), "message.created", own)
+
+	// Reconnecting after the first event replays the other two, in order,
+	// then carries on live with no duplicate.
+	again := streamOpen(env, ann.Token, "Last-Event-ID", created.ID)
+	for _, want := range []sseEvent{updated, deleted} {
+		got := again.next(time.Second)
+		if got.ID != want.ID || got.Event != want.Event {
+			t.Fatalf("replayed %s %s, want %s %s", got.ID, got.Event, want.ID, want.Event)
+		}
+		// The message is gone by now, so even the update carries its ids only.
+		if got, want := got.JSON(t), map[string]any{"id": id, "channel_id": chID}; !reflect.DeepEqual(got, want) {
+			t.Errorf("replayed %s data = %v, want %v", got["id"], got, want)
+		}
+	}
+	id2 := streamSend(env, token, "after the reconnect")
+	streamWantEvent(t, again.next(time.Second), "message.created", id2)
+	streamWantEvent(t, annStream.next(time.Second), "message.created", id2)
+
+	// The query parameter serves clients that cannot set headers.
+	env.do(200, "DELETE", "/v1/messages/"+id2, nil, ann.Token)
+	byQuery := streamOpenPath(env, ann.Token, "/v1/stream?last_event_id="+deleted.ID)
+	streamWantEvent(t, byQuery.next(time.Second), "message.created", id2)
+	streamWantEvent(t, byQuery.next(time.Second), "message.deleted", id2)
+
+	// Nothing else reached either of ann's first two streams.
+	for name, c := range map[string]*sseClient{"first": annStream, "reconnected": again} {
+		streamWantEvent(t, c.next(time.Second), "message.deleted", id2)
+		select {
+		case ev := <-c.events:
+			t.Errorf("%s stream: unexpected event %s %s %s", name, ev.ID, ev.Event, ev.Data)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	select {
+	case ev := <-bobStream.events:
+		t.Errorf("bob's stream got %s %s %s", ev.ID, ev.Event, ev.Data)
+	default:
+	}
+}
+
+// TestStreamLatency measures the time from a send's 200 to its
+// message.created frame on an open stream: the contract is under 100 ms.
+func TestStreamLatency(t *testing.T) {
+	env := newTestEnv(t)
+	ann := env.newUser("ann@example.com")
+	_, token := streamChannel(env, ann, "ops")
+	c := streamOpen(env, ann.Token)
+	c.waitComment("connected")
+
+	const sends = 5
+	var afterResponse, afterStart []time.Duration
+	for i := range sends {
+		start := time.Now()
+		id := streamSend(env, token, "latency "+strconv.Itoa(i))
+		answered := time.Now()
+		ev := c.next(time.Second)
+		streamWantEvent(t, ev, "message.created", id)
+		afterResponse = append(afterResponse, max(ev.At.Sub(answered), 0))
+		afterStart = append(afterStart, ev.At.Sub(start))
+	}
+	t.Logf("event after the send's response: %v; after the send started: %v", afterResponse, afterStart)
+	slices.Sort(afterResponse)
+	slices.Sort(afterStart)
+	if got := afterResponse[sends-1]; got >= 100*time.Millisecond {
+		t.Errorf("slowest event arrived %v after the send's response, want < 100ms (all: %v)", got, afterResponse)
+	}
+	if got := afterStart[sends/2]; got >= 100*time.Millisecond {
+		t.Errorf("median time from send start to event = %v, want < 100ms", got)
+	}
+}
+
+func TestStreamApproverSeesApprovalMessages(t *testing.T) {
+	env := newTestEnv(t)
+	ann, bob, cat := env.newUser("ann@example.com"), env.newUser("bob@example.com"), env.newUser("cat@example.com")
+	chID, token := streamChannel(env, ann, "deploys")
+	env.do(200, "PATCH", "/v1/channels/"+chID, map[string]any{"approval": map[string]any{
+		"required_count": 1, "approvers": []string{bob.ID}, "window_seconds": 3600}}, ann.Token)
+	bobStream, catStream := streamOpen(env, bob.Token), streamOpen(env, cat.Token)
+	bobStream.waitComment("connected")
+	catStream.waitComment("connected")
+
+	r := env.do(200, "POST", "/v1/send/"+token, map[string]any{"title": "ship it?"}, "")
+	id := r.Str("id")
+	streamWantEvent(t, bobStream.next(time.Second), "message.created", id)
+
+	env.do(200, "POST", "/v1/messages/"+id+"/respond", map[string]any{"action": "approve"}, bob.Token)
+	streamWantEvent(t, bobStream.next(time.Second), "message.updated", id)
+
+	_, catToken := streamChannel(env, cat, "cat")
+	own := streamSend(env, catToken, "cat's own")
+	streamWantEvent(t, catStream.next(time.Second), "message.created", own)
+}
+
+func TestStreamCredentials(t *testing.T) {
+	env := newTestEnv(t)
+	ann := env.newUser("ann@example.com")
+	wantError(t, env.request("GET", "/v1/stream", nil, ""), 401, "invalid_token")
+	wantError(t, env.request("GET", "/v1/stream", nil, "not-a-token"), 401, "invalid_token")
+	wantError(t, env.request("GET", "/v1/stream", nil, ann.Token, "Last-Event-ID", "abc"), 400, "invalid_payload")
+
+	// An API key opens a stream too (scripts and CLIs).
+	_, token := streamChannel(env, ann, "ops")
+	c := streamOpen(env, env.apiKey(ann))
+	c.waitComment("connected")
+	id := streamSend(env, token, "by key")
+	streamWantEvent(t, c.next(time.Second), "message.created", id)
+}
+
+func TestStreamCloseStreams(t *testing.T) {
+	env := newTestEnv(t)
+	ann := env.newUser("ann@example.com")
+	a, b := streamOpen(env, ann.Token), streamOpen(env, ann.Token)
+	a.waitComment("connected")
+	b.waitComment("connected")
+
+	start := time.Now()
+	env.s.CloseStreams()
+	env.s.CloseStreams() // the HTTP server may call it more than once
+	for name, c := range map[string]*sseClient{"first": a, "second": b} {
+		select {
+		case <-c.done:
+		case <-time.After(time.Second):
+			t.Fatalf("the %s stream was still open a second after CloseStreams", name)
+		}
+	}
+	t.Logf("streams ended %v after CloseStreams", time.Since(start))
+}
+
+// vapidPoint decodes a base64url VAPID public key and checks that it is an
+// uncompressed P-256 point.
+func vapidPoint(t *testing.T, key string) []byte {
+	t.Helper()
+	b, err := base64.RawURLEncoding.DecodeString(key)
+	if err != nil {
+		t.Fatalf("public key %q is not unpadded base64url: %v", key, err)
+	}
+	if len(b) != 65 || b[0] != 0x04 {
+		t.Fatalf("public key is %d bytes starting %#x, want 65 starting 0x04", len(b), b[0])
+	}
+	x, y := new(big.Int).SetBytes(b[1:33]), new(big.Int).SetBytes(b[33:])
+	if !elliptic.P256().IsOnCurve(x, y) { //nolint:staticcheck // a plain validity check
+		t.Fatal("public key is not on P-256")
+	}
+	return b
+}
+
+func TestVAPIDPublicKeyEndpoint(t *testing.T) {
+	env := newTestEnv(t)
+	first := env.do(200, "GET", "/v1/push/vapid-public-key", nil, "")
+	if len(first.Body) != 1 {
+		t.Errorf("body %s, want only public_key", first.Raw)
+	}
+	key := first.Str("public_key")
+	vapidPoint(t, key)
+	if again := env.do(200, "GET", "/v1/push/vapid-public-key", nil, "").Str("public_key"); again != key {
+		t.Errorf("second call gave %q, want the same key %q", again, key)
+	}
+	pub, priv, err := VAPIDKeys(context.Background(), env.st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pub != key {
+		t.Errorf("the endpoint serves %q, the pushes would sign with the pair of %q", key, pub)
+	}
+	d, err := base64.RawURLEncoding.DecodeString(priv)
+	if err != nil || len(d) != 32 {
+		t.Fatalf("private key: %d bytes (%v), want 32", len(d), err)
+	}
+	if x, _ := elliptic.P256().ScalarBaseMult(d); x.Cmp(new(big.Int).SetBytes(vapidPoint(t, key)[1:33])) != 0 { //nolint:staticcheck // checking the pair
+		t.Error("the stored private key does not belong to the public key")
+	}
+}
+
+func TestVAPIDKeysSurviveReopen(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "herald.db")
+	open := func() *store.Store {
+		st, err := store.Open(context.Background(), path, store.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	st := open()
+	pub, priv, err := VAPIDKeys(context.Background(), st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	st = open()
+	defer st.Close()
+	pub2, priv2, err := VAPIDKeys(context.Background(), st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pub2 != pub || priv2 != priv {
+		t.Fatal("the VAPID keys changed when the database was reopened")
+	}
+	// And the endpoint of a server over the reopened store serves them.
+	s := New(Options{Config: config.Default(), Store: st, Version: "test", Logger: slog.New(slog.DiscardHandler)})
+	rec := httptest.NewRecorder()
+	s.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/v1/push/vapid-public-key", nil))
+	var body map[string]string
+	if err := json.Unmarshal(rec.Body.Bytes(), &body); rec.Code != 200 || err != nil {
+		t.Fatalf("GET /v1/push/vapid-public-key: %d %s", rec.Code, rec.Body)
+	}
+	if got := body["public_key"]; got != pub {
+		t.Errorf("public_key after reopening = %q, want %q", got, pub)
+	}
+}
+
+// TestStreamEndsWhenCredentialRevoked: logging out or revoking an API key
+// stops the credential at once, including a stream it opened.
+func TestStreamEndsWhenCredentialRevoked(t *testing.T) {
+	env := newTestEnv(t)
+	ann := env.newUser("ann@example.com")
+	_, token := streamChannel(env, ann, "ops")
+	key := env.do(201, "POST", "/v1/keys", map[string]string{"name": "cli"}, ann.Token)
+
+	byKey, bySession := streamOpen(env, key.Str("key")), streamOpen(env, ann.Token)
+	byKey.waitComment("connected")
+	bySession.waitComment("connected")
+
+	env.do(200, "DELETE", "/v1/keys/"+key.Str("id"), nil, ann.Token)
+	env.do(200, "POST", "/v1/auth/logout", nil, ann.Token)
+	streamSend(env, token, "after revocation")
+	for name, c := range map[string]*sseClient{"API key": byKey, "session": bySession} {
+		select {
+		case ev, ok := <-c.events:
+			if ok {
+				t.Errorf("the stream of a revoked %s got %s %s", name, ev.Event, ev.Data)
+			}
+		case <-time.After(time.Second):
+			t.Errorf("the stream of a revoked %s is still open", name)
+		}
+	}
+}
