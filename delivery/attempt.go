@@ -22,7 +22,9 @@ func (q *Queue) attempt(ctx context.Context, job *store.Delivery) {
 		return
 	}
 	n := job.Attempts + 1
-	retryAt := res.At.Add(Backoff(q.cfg.BackoffBase, q.cfg.BackoffMax, n))
+	// The wait runs from the end of the attempt, so a slow timeout does not
+	// eat into it.
+	retryAt := q.now().Add(Backoff(q.cfg.BackoffBase, q.cfg.BackoffMax, n))
 	// Record even while shutting down, so a delivered callback is not sent
 	// again after the restart.
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)

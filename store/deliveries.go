@@ -210,10 +210,17 @@ func (s *Store) RecordAttempt(ctx context.Context, d *Delivery, res AttemptResul
 // DeliveryLog returns a message's delivery status and every attempt, oldest
 // first. A message without a delivery has a nil status.
 func (s *Store) DeliveryLog(ctx context.Context, messageID string) (*DeliveryStatus, []Attempt, error) {
+	// One read transaction, so that the status and the attempts come from
+	// the same snapshot even while a worker records an attempt.
+	tx, err := s.read.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, nil, fmt.Errorf("store: delivery log %s: %w", messageID, err)
+	}
+	defer tx.Rollback()
 	var st DeliveryStatus
 	var id string
 	var code, next sql.NullInt64
-	err := s.read.QueryRowContext(ctx, `SELECT id, state, attempts, last_status_code, next_attempt_at FROM deliveries WHERE message_id = ?`,
+	err = tx.QueryRowContext(ctx, `SELECT id, state, attempts, last_status_code, next_attempt_at FROM deliveries WHERE message_id = ?`,
 		messageID).Scan(&id, &st.State, &st.Attempts, &code, &next)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, []Attempt{}, nil
@@ -222,7 +229,7 @@ func (s *Store) DeliveryLog(ctx context.Context, messageID string) (*DeliverySta
 		return nil, nil, fmt.Errorf("store: delivery log %s: %w", messageID, err)
 	}
 	fillStatus(&st, code, next)
-	rows, err := s.read.QueryContext(ctx, `SELECT attempt, at, status_code, error, duration_ms FROM delivery_attempts
+	rows, err := tx.QueryContext(ctx, `SELECT attempt, at, status_code, error, duration_ms FROM delivery_attempts
 		WHERE delivery_id = ? ORDER BY id`, id)
 	if err != nil {
 		return nil, nil, fmt.Errorf("store: delivery log %s: %w", messageID, err)
