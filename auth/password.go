@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"golang.org/x/crypto/argon2"
 )
@@ -68,11 +69,15 @@ func CheckPassword(hash, password string) (bool, error) {
 }
 
 // dummyHash is checked against when an email is unknown, so a wrong email
-// and a wrong password take the same time.
-var dummyHash, _ = HashPassword("herald-dummy-password")
+// and a wrong password take the same time. It is made on first use, not at
+// start: hashing costs 19 MiB and every command would pay for it.
+var dummyHash = sync.OnceValue(func() string {
+	h, _ := HashPassword("herald-dummy-password")
+	return h
+})
 
 // CheckNoUser spends the time of one password check and returns false.
 func CheckNoUser(password string) bool {
-	_, _ = CheckPassword(dummyHash, password)
+	_, _ = CheckPassword(dummyHash(), password)
 	return false
 }

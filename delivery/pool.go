@@ -32,7 +32,11 @@ func (p *pool[T]) run(ctx context.Context) {
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	for {
-		if free := p.workers - len(slots); free > 0 {
+		// One read per turn says whether anything is due and when the next
+		// job will be; a claim is a write, so it is only made when needed.
+		next, ok, err := p.next(ctx)
+		due := err != nil || (ok && !next.After(p.now()))
+		if free := p.workers - len(slots); free > 0 && due {
 			jobs, err := p.claim(ctx, free)
 			if err != nil && ctx.Err() == nil {
 				p.log.Error("claim jobs", "topic", p.topic, "err", err)
@@ -47,13 +51,13 @@ func (p *pool[T]) run(ctx context.Context) {
 					p.work(ctx, job)
 				}()
 			}
-			if len(jobs) == free {
-				continue // there may be more due right now
+			if len(jobs) > 0 {
+				continue // look again: more may be due, and next has moved
 			}
 		}
 		// Sleep until the next job is due; a minute at most, as a safety net.
 		wait := time.Minute
-		if next, ok, err := p.next(ctx); err == nil && ok {
+		if err == nil && ok {
 			wait = min(max(next.Sub(p.now()), time.Millisecond), time.Minute)
 		}
 		if !timer.Stop() {

@@ -157,8 +157,8 @@ func (s *Store) ChannelByID(ctx context.Context, id string) (*Channel, error) {
 // ChannelByToken returns the channel with this webhook token and its owner's plan.
 func (s *Store) ChannelByToken(ctx context.Context, token string) (*Channel, string, error) {
 	var plan string
-	c, err := scanChannel(s.read.QueryRowContext(ctx, "SELECT "+channelCols+`, u.plan
-		FROM channels c JOIN users u ON u.id = c.user_id WHERE c.webhook_token = ?`, token), &plan)
+	// WithoutCancel: a point read; no watcher goroutine for a cancellable context.
+	c, err := scanChannel(s.st.channelByToken.QueryRowContext(context.WithoutCancel(ctx), token), &plan)
 	if err != nil {
 		return nil, "", fmt.Errorf("store: channel by token: %w", err)
 	}

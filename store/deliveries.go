@@ -110,8 +110,7 @@ func (s *Store) ClaimDeliveries(ctx context.Context, n int, lease time.Duration)
 // NextDeliveryAt returns when the earliest pending job is due (ok false: none).
 func (s *Store) NextDeliveryAt(ctx context.Context) (time.Time, bool, error) {
 	var next sql.NullInt64
-	err := s.read.QueryRowContext(ctx, `SELECT MIN(MAX(next_attempt_at, COALESCE(lease_until, 0)))
-		FROM deliveries WHERE state = ?`, DeliveryPending).Scan(&next)
+	err := s.st.nextDelivery.QueryRowContext(context.WithoutCancel(ctx)).Scan(&next)
 	if err != nil {
 		return time.Time{}, false, fmt.Errorf("store: next delivery: %w", err)
 	}

@@ -72,7 +72,12 @@ func (s *Store) LastEventID(ctx context.Context) (int64, error) {
 	return id, nil
 }
 
-// DeleteEventsBefore drops stream history older than cutoff.
+// DeleteEventsBefore drops stream history older than cutoff. Ids grow with
+// time, so it walks from the oldest id and stops at the first newer event
+// (no index on created_at needed). The newest event always stays, so that
+// ids never start again from 1 under a client's Last-Event-ID.
 func (s *Store) DeleteEventsBefore(ctx context.Context, cutoff time.Time) (int64, error) {
-	return s.sweep(ctx, "delete old events", "DELETE FROM events WHERE created_at < ?", ms(cutoff))
+	return s.sweep(ctx, "delete old events", `DELETE FROM events WHERE id < COALESCE(
+		(SELECT id FROM events WHERE created_at >= ? ORDER BY id LIMIT 1),
+		(SELECT MAX(id) FROM events))`, ms(cutoff))
 }

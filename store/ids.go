@@ -3,6 +3,7 @@ package store
 import (
 	"crypto/rand"
 	"crypto/sha256"
+	"time"
 )
 
 const base62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
@@ -31,6 +32,20 @@ func randomString(n int) string {
 
 // NewID returns a prefixed random identifier, e.g. NewID("ch_").
 func NewID(prefix string) string { return prefix + randomString(24) }
+
+// NewSortableID returns a prefixed identifier that sorts by creation time:
+// 8 base62 characters of the time in milliseconds, then 20 random ones.
+// Rows keyed by it are appended to their primary-key index instead of
+// landing on a random page, which keeps each commit small on the send path.
+func NewSortableID(prefix string, t time.Time) string {
+	var ts [8]byte
+	n := t.UnixMilli()
+	for i := len(ts) - 1; i >= 0; i-- {
+		ts[i] = base62[n%62]
+		n /= 62
+	}
+	return prefix + string(ts[:]) + randomString(20)
+}
 
 // NewToken returns n random base62 characters for secrets and tokens.
 func NewToken(n int) string { return randomString(n) }

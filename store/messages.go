@@ -92,9 +92,9 @@ func scanMessage(row scanner) (*Message, error) {
 // CreateMessage stores m, filling ID, State and CreatedAt. It returns once the
 // message is committed (durably, with synchronous=full).
 func (s *Store) CreateMessage(ctx context.Context, m *Message) error {
-	m.ID = NewID("msg_")
 	m.State = StatePending
 	m.CreatedAt = s.now().UTC().Truncate(time.Millisecond)
+	m.ID = NewSortableID("msg_", m.CreatedAt)
 	if len(m.Actions) == 0 {
 		m.Actions = json.RawMessage("[]")
 	}
@@ -104,10 +104,10 @@ func (s *Store) CreateMessage(ctx context.Context, m *Message) error {
 		m.ApprovalDeadline = &d
 		deadline = ms(d)
 	}
-	err := s.update(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO messages
-			(id, channel_id, title, body, priority, actions, callback_url, muted, approval, state, created_at, approval_deadline)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	err := s.updateOne1(ctx, func(tx *sql.Tx) error {
+		// One statement: the messages_created trigger records the stream
+		// event and queues the push job (migration 0007).
+		_, err := tx.Stmt(s.st.insertMessage).ExecContext(context.Background(), // see runBatch
 			m.ID, m.ChannelID, m.Title, m.Body, m.Priority, string(m.Actions), m.CallbackURL, m.Muted,
 			approvalJSON(m.Approval), m.State, ms(m.CreatedAt), deadline)
 		if err != nil {
@@ -117,12 +117,10 @@ func (s *Store) CreateMessage(ctx context.Context, m *Message) error {
 			s.wake.mark(TopicApprovals)
 		}
 		if !m.Muted {
-			if _, err := tx.ExecContext(ctx, "INSERT INTO push_jobs (message_id, next_attempt_at) VALUES (?, ?)", m.ID, ms(m.CreatedAt)); err != nil {
-				return err
-			}
-			s.wake.mark(TopicPush)
+			s.wake.mark(TopicPush) // the pusher checks cheaply whether a job is due
 		}
-		return s.insertEvent(ctx, tx, EventCreated, m.ID)
+		s.wake.mark(TopicEvents)
+		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("store: create message: %w", err)

@@ -64,7 +64,7 @@ func (s *Store) ClaimPushJobs(ctx context.Context, n int, lease time.Duration) (
 // NextPushAt returns when the earliest push job is due.
 func (s *Store) NextPushAt(ctx context.Context) (time.Time, bool, error) {
 	var next sql.NullInt64
-	err := s.read.QueryRowContext(ctx, `SELECT MIN(MAX(next_attempt_at, COALESCE(lease_until, 0))) FROM push_jobs`).Scan(&next)
+	err := s.st.nextPush.QueryRowContext(context.WithoutCancel(ctx)).Scan(&next)
 	if err != nil {
 		return time.Time{}, false, fmt.Errorf("store: next push: %w", err)
 	}

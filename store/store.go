@@ -36,6 +36,7 @@ type Store struct {
 	now   func() time.Time
 
 	wake *wakeups
+	st   stmts // prepared hot-path statements
 
 	batches chan *writeReq
 	stop    chan struct{}
@@ -47,6 +48,9 @@ type Store struct {
 func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	if opts.Synchronous == "" {
 		opts.Synchronous = "full"
+	}
+	if opts.Synchronous != "full" && opts.Synchronous != "normal" {
+		return nil, fmt.Errorf("store: synchronous must be full or normal, not %q", opts.Synchronous)
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
@@ -97,6 +101,12 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		read.Close()
 		return nil, err
 	}
+	if err := s.prepare(ctx); err != nil {
+		s.closeStmts()
+		write.Close()
+		read.Close()
+		return nil, err
+	}
 	go s.writer()
 	return s, nil
 }
@@ -106,6 +116,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 func (s *Store) Close() error {
 	close(s.stop)
 	<-s.stopped
+	s.closeStmts()
 	return errors.Join(s.write.Close(), s.read.Close())
 }
 

@@ -18,6 +18,9 @@ type writeReq struct {
 	ctx  context.Context
 	fn   func(tx *sql.Tx) error
 	done chan error
+	// single: fn runs exactly one statement, which SQLite already makes
+	// atomic, so it needs no savepoint of its own.
+	single bool
 }
 
 // update runs fn in a write transaction and returns once that transaction has
@@ -30,10 +33,20 @@ type writeReq struct {
 // fn runs on the writer goroutine: it must only touch tx, never block on
 // anything else, and never call update itself.
 func (s *Store) update(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	return s.submit(&writeReq{ctx: ctx, fn: fn, done: make(chan error, 1)})
+}
+
+// updateOne1 is update for an fn that runs exactly one SQL statement: a
+// failed statement changes nothing, so no savepoint is needed.
+func (s *Store) updateOne1(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	return s.submit(&writeReq{ctx: ctx, fn: fn, done: make(chan error, 1), single: true})
+}
+
+func (s *Store) submit(req *writeReq) error {
+	ctx := req.ctx
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	req := &writeReq{ctx: ctx, fn: fn, done: make(chan error, 1)}
 	select {
 	case s.batches <- req:
 	case <-s.stop:
@@ -101,26 +114,34 @@ func (s *Store) commit(batch []*writeReq) {
 }
 
 func (s *Store) runBatch(batch []*writeReq, errs []error) error {
+	// Background: a context that can be cancelled makes the driver start a
+	// watcher goroutine per statement. Each request's own context was
+	// checked when its turn came; once running, a write completes.
 	ctx := context.Background()
 	tx, err := s.write.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("store: begin: %w", err)
 	}
 	defer tx.Rollback()
+	savepoint, release, rollbackTo := tx.Stmt(s.st.savepoint), tx.Stmt(s.st.release), tx.Stmt(s.st.rollbackTo)
 	for i, req := range batch {
 		if err := req.ctx.Err(); err != nil {
 			errs[i] = err
 			continue
 		}
-		if _, err := tx.ExecContext(ctx, "SAVEPOINT w"); err != nil {
+		if req.single {
+			errs[i] = req.fn(tx)
+			continue
+		}
+		if _, err := savepoint.ExecContext(ctx); err != nil {
 			return fmt.Errorf("store: savepoint: %w", err)
 		}
 		if errs[i] = req.fn(tx); errs[i] != nil {
-			if _, err := tx.ExecContext(ctx, "ROLLBACK TO w"); err != nil {
+			if _, err := rollbackTo.ExecContext(ctx); err != nil {
 				return fmt.Errorf("store: rollback to savepoint: %w", err)
 			}
 		}
-		if _, err := tx.ExecContext(ctx, "RELEASE w"); err != nil {
+		if _, err := release.ExecContext(ctx); err != nil {
 			return fmt.Errorf("store: release savepoint: %w", err)
 		}
 	}

@@ -11,9 +11,11 @@ CREATE TABLE push_jobs (
 CREATE INDEX push_jobs_due ON push_jobs(next_attempt_at);
 
 -- What happened to whose messages, for the live stream and its resumption
--- (Last-Event-ID). One row per user who can see the message.
+-- (Last-Event-ID). One row per user who can see the message. Ids only grow:
+-- the sweep always keeps the newest row, so no AUTOINCREMENT (which costs a
+-- sqlite_sequence write per insert) is needed.
 CREATE TABLE events (
-    id         INTEGER PRIMARY KEY AUTOINCREMENT,
+    id         INTEGER PRIMARY KEY,
     user_id    TEXT NOT NULL,
     type       TEXT NOT NULL,           -- message.created, message.updated, message.deleted
     message_id TEXT NOT NULL,

@@ -1,0 +1,56 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+)
+
+// stmts are the hot path's statements, prepared once. Parsing SQL costs
+// about as much as running these small statements, and the send path runs
+// them for every message.
+type stmts struct {
+	// On the writer connection (used through tx.StmtContext).
+	savepoint, release, rollbackTo *sql.Stmt
+	insertMessage                  *sql.Stmt
+	// On the reader pool.
+	channelByToken         *sql.Stmt
+	nextPush, nextDelivery *sql.Stmt
+}
+
+func (s *Store) prepare(ctx context.Context) error {
+	var errs []error
+	prep := func(db *sql.DB, q string) *sql.Stmt {
+		st, err := db.PrepareContext(ctx, q)
+		errs = append(errs, err)
+		return st
+	}
+	s.st = stmts{
+		savepoint:  prep(s.write, "SAVEPOINT w"),
+		release:    prep(s.write, "RELEASE w"),
+		rollbackTo: prep(s.write, "ROLLBACK TO w"),
+		insertMessage: prep(s.write, `INSERT INTO messages
+			(id, channel_id, title, body, priority, actions, callback_url, muted, approval, state, created_at, approval_deadline)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+		// A scalar subquery rather than a JOIN: cheaper to run here.
+		channelByToken: prep(s.read, "SELECT "+channelCols+`, (SELECT plan FROM users WHERE id = c.user_id)
+			FROM channels c WHERE c.webhook_token = ?`),
+		// The workers ask after every commit that may concern them.
+		nextPush: prep(s.read, `SELECT MIN(MAX(next_attempt_at, COALESCE(lease_until, 0))) FROM push_jobs`),
+		nextDelivery: prep(s.read, `SELECT MIN(MAX(next_attempt_at, COALESCE(lease_until, 0)))
+			FROM deliveries WHERE state = 'pending'`),
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("store: prepare statements: %w", err)
+	}
+	return nil
+}
+
+func (s *Store) closeStmts() {
+	for _, st := range []*sql.Stmt{s.st.savepoint, s.st.release, s.st.rollbackTo, s.st.insertMessage, s.st.channelByToken, s.st.nextPush, s.st.nextDelivery} {
+		if st != nil {
+			st.Close()
+		}
+	}
+}
