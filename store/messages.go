@@ -160,7 +160,7 @@ func (s *Store) ListMessages(ctx context.Context, q MessageQuery) ([]Message, in
 	// Ties within one millisecond (a burst from a script) are broken by
 	// rowid, which follows insertion order; the random ids do not.
 	rows, err := s.read.QueryContext(ctx, "SELECT "+messageCols+messageFrom+"WHERE "+where+
-		" ORDER BY m.created_at DESC, m.rowid DESC LIMIT ? OFFSET ?", arg, q.Limit, q.Offset)
+		" ORDER BY m.rowid DESC LIMIT ? OFFSET ?", arg, q.Limit, q.Offset)
 	if err != nil {
 		return nil, 0, fmt.Errorf("store: list messages: %w", err)
 	}
@@ -318,7 +318,11 @@ func (s *Store) ExpireResponses(ctx context.Context, cutoff time.Time) (int64, e
 
 // DeleteMessagesBefore deletes messages created before cutoff (retention).
 func (s *Store) DeleteMessagesBefore(ctx context.Context, cutoff time.Time) (int64, error) {
-	return s.sweep(ctx, "delete old messages", "DELETE FROM messages WHERE created_at < ?", ms(cutoff))
+	// Rowids grow with time: walk from the oldest and stop at the first
+	// message inside retention.
+	return s.sweep(ctx, "delete old messages", `DELETE FROM messages WHERE rowid < COALESCE(
+		(SELECT rowid FROM messages WHERE created_at >= ? ORDER BY rowid LIMIT 1),
+		(SELECT MAX(rowid) + 1 FROM messages))`, ms(cutoff))
 }
 
 func (s *Store) sweep(ctx context.Context, op, q string, args ...any) (int64, error) {
