@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"reflect"
 	"slices"
 	"sort"
@@ -17,7 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/heraldhq/herald/config"
 	"github.com/heraldhq/herald/delivery"
 	"github.com/heraldhq/herald/signature"
 	"github.com/heraldhq/herald/store"
@@ -748,35 +746,7 @@ func TestApprovalConcurrentVotes(t *testing.T) {
 // after the first has shut down.
 func aprOpenEnv(t *testing.T, dir string, clk *clock) (*testEnv, func()) {
 	t.Helper()
-	cfg := config.Default()
-	cfg.DataDir = dir
-	cfg.Plans.Free = config.Plan{SendPerMinute: 100000, APIPerMinute: 100000}
-	cfg.Plans.Pro = config.Plan{SendPerMinute: 100000, APIPerMinute: 100000}
-	st, err := store.Open(context.Background(), filepath.Join(dir, "herald.db"), store.Options{Now: clk.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	logs := &bytes.Buffer{}
-	s := New(Options{Config: cfg, Store: st, Logger: slog.New(slog.NewTextHandler(&lockedWriter{w: logs}, nil)), Now: clk.Now, Version: "test"})
-	srv := httptest.NewServer(s.Handler())
-	s.baseURL = srv.URL
-	e := &testEnv{t: t, cfg: cfg, st: st, s: s, srv: srv, clock: clk, logs: logs}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); _ = s.Run(ctx) }()
-	var once sync.Once
-	stop := func() {
-		once.Do(func() {
-			srv.Close()
-			cancel()
-			<-done
-			if err := st.Close(); err != nil {
-				t.Errorf("close store: %v", err)
-			}
-		})
-	}
-	t.Cleanup(stop)
-	return e, stop
+	return openTestEnv(t, dir, clk)
 }
 
 func TestApprovalRestartDuringWindow(t *testing.T) {

@@ -46,25 +46,7 @@ var cbDeliveryIDRe = regexp.MustCompile(`^dlv_[0-9A-Za-z]{20,}$`)
 // clock field is a frozen clock that nothing reads.
 func cbEnv(t *testing.T) *testEnv {
 	t.Helper()
-	cfg := cbConfig(t.TempDir())
-	st, err := store.Open(context.Background(), filepath.Join(cfg.DataDir, "herald.db"), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	logs := &bytes.Buffer{}
-	s := New(Options{Config: cfg, Store: st, Logger: slog.New(slog.NewTextHandler(&lockedWriter{w: logs}, nil)), Version: "test"})
-	srv := httptest.NewServer(s.Handler())
-	s.baseURL = srv.URL
-	e := &testEnv{t: t, cfg: cfg, st: st, s: s, srv: srv, clock: newClock(), logs: logs}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); _ = s.Run(ctx) }()
-	t.Cleanup(func() {
-		srv.Close()
-		cancel()
-		<-done
-		st.Close()
-	})
+	e, _ := openTestEnv(t, t.TempDir(), nil, func(c *config.Config) { *c = cbConfig(c.DataDir) })
 	return e
 }
 

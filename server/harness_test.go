@@ -50,38 +50,59 @@ type testEnv struct {
 	logs  *bytes.Buffer
 }
 
-// newTestEnv starts a server. Rate limits are high unless a test lowers
-// them through configure.
+// newTestEnv starts a server on a frozen test clock. Rate limits are high
+// unless a test lowers them through configure.
 func newTestEnv(t *testing.T, configure ...func(*config.Config)) *testEnv {
 	t.Helper()
+	e, _ := openTestEnv(t, t.TempDir(), newClock(), configure...)
+	return e
+}
+
+// openTestEnv starts a server over the database in dir. clk is the clock of
+// server and store; nil means the real clock (e.clock is then a frozen clock
+// nothing reads). stop closes server and store; it also runs at cleanup, so
+// a test can re-open dir after stopping.
+func openTestEnv(t *testing.T, dir string, clk *clock, configure ...func(*config.Config)) (e *testEnv, stop func()) {
+	t.Helper()
 	cfg := config.Default()
-	cfg.DataDir = t.TempDir()
+	cfg.DataDir = dir
 	cfg.Plans.Free = config.Plan{SendPerMinute: 100000, APIPerMinute: 100000}
 	cfg.Plans.Pro = config.Plan{SendPerMinute: 100000, APIPerMinute: 100000}
 	for _, f := range configure {
 		f(&cfg)
 	}
-	clk := newClock()
-	st, err := store.Open(context.Background(), filepath.Join(cfg.DataDir, "herald.db"), store.Options{Now: clk.Now})
+	var now func() time.Time
+	if clk != nil {
+		now = clk.Now
+	} else {
+		clk = newClock()
+	}
+	st, err := store.Open(context.Background(), filepath.Join(cfg.DataDir, "herald.db"), store.Options{Now: now})
 	if err != nil {
 		t.Fatal(err)
 	}
 	logs := &bytes.Buffer{}
-	s := New(Options{Config: cfg, Store: st, Logger: slog.New(slog.NewTextHandler(&lockedWriter{w: logs}, nil)), Now: clk.Now, Version: "test"})
+	s := New(Options{Config: cfg, Store: st, Logger: slog.New(slog.NewTextHandler(&lockedWriter{w: logs}, nil)), Now: now, Version: "test"})
 	srv := httptest.NewServer(s.Handler())
 	// base_url must point at the test server for webhook_url values.
 	s.baseURL = srv.URL
-	e := &testEnv{t: t, cfg: cfg, st: st, s: s, srv: srv, clock: clk, logs: logs}
+	e = &testEnv{t: t, cfg: cfg, st: st, s: s, srv: srv, clock: clk, logs: logs}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); _ = s.Run(ctx) }()
-	t.Cleanup(func() {
-		srv.Close()
-		cancel()
-		<-done
-		st.Close()
-	})
-	return e
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			srv.Close()
+			cancel()
+			<-done
+			if err := st.Close(); err != nil {
+				t.Errorf("close store: %v", err)
+			}
+		})
+	}
+	t.Cleanup(stop)
+	return e, stop
 }
 
 type lockedWriter struct {
