@@ -4,18 +4,13 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"io"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -208,87 +203,15 @@ func cliCountUsers(t *testing.T, path string) int {
 	return n
 }
 
-// freeAddr returns a loopback address that was free a moment ago.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return addr
-}
-
-// syncBuffer is a bytes.Buffer safe for a server's goroutines and the test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // cliHTTP sends a JSON request and decodes a JSON object answer.
 func cliHTTP(t *testing.T, method, url string, body any, token string) (int, map[string]any) {
 	t.Helper()
-	var rd io.Reader
-	if body != nil {
-		b, _ := json.Marshal(body)
-		rd = bytes.NewReader(b)
-	}
-	req, err := http.NewRequest(method, url, rd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	res, err := http.DefaultClient.Do(req)
+	var m map[string]any
+	status, err := callJSON(method, url, body, &m, token)
 	if err != nil {
 		t.Fatalf("%s %s: %v", method, url, err)
 	}
-	defer res.Body.Close()
-	var m map[string]any
-	raw, _ := io.ReadAll(res.Body)
-	if err := json.Unmarshal(raw, &m); err != nil {
-		t.Fatalf("%s %s: %d, not JSON: %q", method, url, res.StatusCode, raw)
-	}
-	return res.StatusCode, m
-}
-
-// waitHealthy polls /healthz until it answers 200.
-func waitHealthy(t *testing.T, base string, exited <-chan struct{}) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		select {
-		case <-exited:
-			t.Fatal("the server exited before it became healthy")
-		default:
-		}
-		res, err := http.Get(base + "/healthz")
-		if err == nil {
-			res.Body.Close()
-			if res.StatusCode == 200 {
-				return
-			}
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatalf("%s/healthz did not answer 200 in time", base)
+	return status, m
 }
 
 func TestCLIBesideRunningServer(t *testing.T) {
@@ -306,7 +229,7 @@ func TestCLIBesideRunningServer(t *testing.T) {
 	served := make(chan error, 1)
 	exited := make(chan struct{})
 	go func() { served <- a.serve(ctx); close(exited) }()
-	waitHealthy(t, base, exited)
+	waitHealthy(t, base, exited, 30*time.Second, logs)
 
 	// A user added by the CLI can sign in at once.
 	mustCLI(t, env, "hunter2\n", "user", "add", "live@example.com", "--name", "Live", "--password-stdin")
@@ -402,63 +325,24 @@ func TestServeSIGTERM(t *testing.T) {
 		t.Skip("builds the binary")
 	}
 	t.Parallel()
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "herald")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-
-	addr := freeAddr(t)
-	base := "http://" + addr
-	cmd := exec.Command(bin, "serve")
-	cmd.Dir = dir // no herald.toml here
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "HERALD_") {
-			cmd.Env = append(cmd.Env, kv)
-		}
-	}
-	cmd.Env = append(cmd.Env, "HERALD_DATA_DIR="+filepath.Join(dir, "data"), "HERALD_LISTEN="+addr, "HERALD_BASE_URL="+base)
-	stderr := &syncBuffer{}
-	cmd.Stdout, cmd.Stderr = io.Discard, stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	waited := make(chan error, 1)
-	exited := make(chan struct{})
-	go func() { waited <- cmd.Wait(); close(exited) }()
-	t.Cleanup(func() {
-		select {
-		case <-exited:
-		default:
-			cmd.Process.Kill()
-			<-exited
-		}
-	})
-	waitHealthy(t, base, exited)
-	if _, err := os.Stat(filepath.Join(dir, "data", "herald.db")); err != nil {
+	dataDir := filepath.Join(t.TempDir(), "data")
+	p := startHerald(t, 30*time.Second, dataDir)
+	if _, err := os.Stat(filepath.Join(dataDir, "herald.db")); err != nil {
 		t.Errorf("database not created in HERALD_DATA_DIR: %v", err)
 	}
 
 	start := time.Now()
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
+	code, err := p.stop(t, 15*time.Second)
+	if err != nil {
+		t.Errorf("herald serve exited with %v after SIGTERM, want exit code 0\n%s", err, p.log)
 	}
-	select {
-	case err := <-waited:
-		if err != nil {
-			t.Errorf("herald serve exited with %v after SIGTERM, want exit code 0\n%s", err, stderr.String())
-		}
-		if code := cmd.ProcessState.ExitCode(); code != 0 {
-			t.Errorf("exit code %d, want 0", code)
-		}
-		if d := time.Since(start); d > 5*time.Second {
-			t.Errorf("shutdown took %s, want under 5 s", d)
-		}
-	case <-time.After(15 * time.Second):
-		t.Fatalf("herald serve still running 15 s after SIGTERM\n%s", stderr.String())
+	if code != 0 {
+		t.Errorf("exit code %d, want 0", code)
 	}
-	if !strings.Contains(stderr.String(), "stopped") {
-		t.Errorf("no clean stop in the log:\n%s", stderr.String())
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("shutdown took %s, want under 5 s", d)
+	}
+	if !strings.Contains(p.log.String(), "stopped") {
+		t.Errorf("no clean stop in the log:\n%s", p.log)
 	}
 }

@@ -1,16 +1,10 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -24,167 +18,24 @@ import (
 // accepted response still reaches its receiver (duplicates allowed, losses
 // not). They take a few seconds each and are skipped with -short.
 
-// crashBin builds herald as it ships.
-func crashBin(t *testing.T) string {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("builds and kills the real binary; skipped with -short")
-	}
-	bin := filepath.Join(t.TempDir(), "herald")
-	cmd := exec.Command("go", "build", "-o", bin, ".")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
-
-// crashEnv is the environment of every herald process in a crash test: the
-// caller's without HERALD_*, plus the test's data directory, fast retries
-// and enough attempts that nothing is dead-lettered while the receiver is
-// down.
-func crashEnv(dataDir string, extra ...string) []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "HERALD_") {
-			env = append(env, kv)
-		}
-	}
-	return append(append(env,
-		"HERALD_DATA_DIR="+dataDir,
+// crashEnv is the environment of every herald serve in a crash test, beside
+// the data directory: fast retries and enough attempts that nothing is
+// dead-lettered while the receiver is down.
+func crashEnv(extra ...string) []string {
+	return append([]string{
 		"HERALD_LOG_LEVEL=warn",
 		"HERALD_PLANS_FREE_SEND_PER_MINUTE=1000000",
 		"HERALD_PLANS_FREE_API_PER_MINUTE=1000000",
 		"HERALD_DELIVERY_BACKOFF_BASE=100ms",
 		"HERALD_DELIVERY_BACKOFF_MAX=400ms",
 		"HERALD_DELIVERY_MAX_ATTEMPTS=1000",
-	), extra...)
+	}, extra...)
 }
 
-// crashLog collects a process's output for failure messages.
-type crashLog struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *crashLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *crashLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
-// crashServer is one run of herald serve.
-type crashServer struct {
-	base   string
-	cmd    *exec.Cmd
-	log    *crashLog
-	exited chan struct{}
-}
-
-// crashStart runs herald serve on a free port and waits until it is healthy.
-func crashStart(t *testing.T, bin string, env []string) *crashServer {
+// crashStart runs herald serve on dataDir and waits until it is healthy.
+func crashStart(t *testing.T, dataDir string, env []string) *heraldProc {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	s := &crashServer{base: "http://" + addr, log: &crashLog{}, exited: make(chan struct{})}
-	s.cmd = exec.Command(bin, "serve")
-	s.cmd.Dir = t.TempDir() // no ./herald.toml
-	s.cmd.Env = append(append([]string(nil), env...), "HERALD_LISTEN="+addr, "HERALD_BASE_URL="+s.base)
-	s.cmd.Stdout, s.cmd.Stderr = s.log, s.log
-	if err := s.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = s.cmd.Wait(); close(s.exited) }()
-	t.Cleanup(func() {
-		_ = s.cmd.Process.Kill()
-		<-s.exited
-		if t.Failed() {
-			t.Logf("herald serve at %s logged:\n%s", s.base, s.log)
-		}
-	})
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		if res, err := http.Get(s.base + "/healthz"); err == nil {
-			res.Body.Close()
-			if res.StatusCode == 200 {
-				return s
-			}
-		}
-		select {
-		case <-s.exited:
-			t.Fatalf("herald serve exited before it was healthy:\n%s", s.log)
-		case <-time.After(20 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("herald serve not healthy within 30s:\n%s", s.log)
-		}
-	}
-}
-
-// kill is the crash: SIGKILL, no shutdown code runs.
-func (s *crashServer) kill(t *testing.T) {
-	t.Helper()
-	if err := s.cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	<-s.exited
-}
-
-// stop is a clean shutdown.
-func (s *crashServer) stop(t *testing.T) {
-	t.Helper()
-	_ = s.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-s.exited:
-	case <-time.After(30 * time.Second):
-		t.Errorf("herald serve did not stop within 30s of SIGTERM")
-	}
-}
-
-// call makes a JSON request; safe from any goroutine.
-func (s *crashServer) call(method, path string, body any, token string) (int, map[string]any, error) {
-	var rd io.Reader
-	if body != nil {
-		b, _ := json.Marshal(body)
-		rd = bytes.NewReader(b)
-	}
-	req, err := http.NewRequest(method, s.base+path, rd)
-	if err != nil {
-		return 0, nil, err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return 0, nil, err
-	}
-	defer res.Body.Close()
-	raw, _ := io.ReadAll(res.Body)
-	var out map[string]any
-	_ = json.Unmarshal(raw, &out)
-	return res.StatusCode, out, nil
-}
-
-// must is call that fails the test unless the status is want.
-func (s *crashServer) must(t *testing.T, want int, method, path string, body any, token string) map[string]any {
-	t.Helper()
-	code, out, err := s.call(method, path, body, token)
-	if err != nil || code != want {
-		t.Fatalf("%s %s: %d %v %v, want %d", method, path, code, out, err, want)
-	}
-	return out
+	return startHerald(t, 30*time.Second, dataDir, env...)
 }
 
 // crashReceiver answers callbacks with 503 until it is made healthy, and
@@ -272,15 +123,9 @@ func (rc *crashReceiver) waitAll(t *testing.T, ids []string, within time.Duratio
 
 // crashSetup adds a user with the CLI, signs in and makes a channel; it
 // returns the session token and the webhook token.
-func crashSetup(t *testing.T, bin string, env []string, s *crashServer) (token, hook string) {
+func crashSetup(t *testing.T, s *heraldProc) (token, hook string) {
 	t.Helper()
-	cmd := exec.Command(bin, "user", "add", "crash@example.com", "--password-stdin")
-	cmd.Dir = t.TempDir()
-	cmd.Env = env
-	cmd.Stdin = strings.NewReader("crash-password\n")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("herald user add: %v\n%s", err, out)
-	}
+	runHerald(t, s.env, "crash-password\n", "user", "add", "crash@example.com", "--password-stdin")
 	token, _ = s.must(t, 200, "POST", "/v1/auth/local", map[string]string{"email": "crash@example.com", "password": "crash-password"}, "")["access_token"].(string)
 	hook, _ = s.must(t, 201, "POST", "/v1/channels", map[string]string{"name": "crash"}, token)["webhook_token"].(string)
 	if token == "" || hook == "" {
@@ -290,7 +135,7 @@ func crashSetup(t *testing.T, bin string, env []string, s *crashServer) (token, 
 }
 
 // crashSend sends n messages with a callback to url.
-func crashSend(t *testing.T, s *crashServer, hook, url string, n int) []string {
+func crashSend(t *testing.T, s *heraldProc, hook, url string, n int) []string {
 	t.Helper()
 	ids := make([]string, n)
 	for i := range ids {
@@ -302,7 +147,7 @@ func crashSend(t *testing.T, s *crashServer, hook, url string, n int) []string {
 
 // crashWaitDelivered waits until the server reports every message's
 // callback as delivered.
-func crashWaitDelivered(t *testing.T, s *crashServer, token string, ids []string) {
+func crashWaitDelivered(t *testing.T, s *heraldProc, token string, ids []string) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for _, id := range ids {
@@ -324,11 +169,13 @@ func crashWaitDelivered(t *testing.T, s *crashServer, token string, ids []string
 // is down, the server is killed with their jobs retrying, the receiver
 // comes back, the server restarts: every callback arrives.
 func TestCrashWithPendingCallbacks(t *testing.T) {
-	bin := crashBin(t)
-	env := crashEnv(t.TempDir())
+	if testing.Short() {
+		t.Skip("builds and kills the real binary; skipped with -short")
+	}
+	dataDir, env := t.TempDir(), crashEnv()
 	rc := crashNewReceiver(t, 0)
-	s := crashStart(t, bin, env)
-	token, hook := crashSetup(t, bin, env, s)
+	s := crashStart(t, dataDir, env)
+	token, hook := crashSetup(t, s)
 	const k = 25
 	ids := crashSend(t, s, hook, rc.URL+"/herald", k)
 	for _, id := range ids {
@@ -348,22 +195,24 @@ func TestCrashWithPendingCallbacks(t *testing.T) {
 	}
 
 	rc.healthy.Store(true)
-	s = crashStart(t, bin, env)
+	s = crashStart(t, dataDir, env)
 	rc.waitAll(t, ids, 30*time.Second)
 	crashWaitDelivered(t, s, token, ids)
-	s.stop(t)
+	s.stop(t, 30*time.Second)
 }
 
 // TestCrashDuringResponds: the server is killed while responses are being
 // accepted and their callbacks sent to a slow receiver; every response that
 // got a 200 is delivered after the restart.
 func TestCrashDuringResponds(t *testing.T) {
-	bin := crashBin(t)
-	env := crashEnv(t.TempDir(), "HERALD_DELIVERY_WORKERS=2")
+	if testing.Short() {
+		t.Skip("builds and kills the real binary; skipped with -short")
+	}
+	dataDir, env := t.TempDir(), crashEnv("HERALD_DELIVERY_WORKERS=2")
 	rc := crashNewReceiver(t, 50*time.Millisecond)
 	rc.healthy.Store(true)
-	s := crashStart(t, bin, env)
-	token, hook := crashSetup(t, bin, env, s)
+	s := crashStart(t, dataDir, env)
+	token, hook := crashSetup(t, s)
 	const k = 120
 	ids := crashSend(t, s, hook, rc.URL+"/herald", k)
 
@@ -418,10 +267,10 @@ func TestCrashDuringResponds(t *testing.T) {
 	pending := len(got) - rc.count(rc.accepted, got)
 	t.Logf("%d responses acknowledged before the kill, %d of them not yet delivered", len(got), pending)
 
-	s = crashStart(t, bin, env)
+	s = crashStart(t, dataDir, env)
 	rc.waitAll(t, got, 30*time.Second)
 	crashWaitDelivered(t, s, token, got)
-	s.stop(t)
+	s.stop(t, 30*time.Second)
 }
 
 func crashClosed(c <-chan struct{}) bool {

@@ -1,20 +1,15 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -30,18 +25,17 @@ func TestDurabilityAfterSIGKILL(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the herald binary")
 	}
-	bin := durBuild(t)
 	dataDir := t.TempDir()
 
-	srv := durStart(t, bin, dataDir)
-	durRun(t, bin, srv.env, "user", "add", "durability@example.com")
-	key := strings.TrimSpace(durRun(t, bin, srv.env, "key", "create", "durability@example.com", "--name", "durability"))
+	srv := durStart(t, dataDir)
+	runHerald(t, srv.env, "", "user", "add", "durability@example.com")
+	key := strings.TrimSpace(runHerald(t, srv.env, "", "key", "create", "durability@example.com", "--name", "durability"))
 	var ch struct {
 		ID           string `json:"id"`
 		WebhookToken string `json:"webhook_token"`
 	}
-	if status := durJSON(t, http.MethodPost, srv.base+"/v1/channels", key, `{"name":"Durability"}`, &ch); status != http.StatusCreated {
-		t.Fatalf("create channel: status %d, want 201", status)
+	if status, err := callJSON(http.MethodPost, srv.base+"/v1/channels", map[string]string{"name": "Durability"}, &ch, key); err != nil || status != http.StatusCreated {
+		t.Fatalf("create channel: status %d, %v; want 201", status, err)
 	}
 
 	acked := durSendUntilKilled(t, srv, srv.base+"/v1/send/"+ch.WebhookToken)
@@ -50,7 +44,7 @@ func TestDurabilityAfterSIGKILL(t *testing.T) {
 	}
 	t.Logf("%d sends acknowledged before SIGKILL", len(acked))
 
-	srv2 := durStart(t, bin, dataDir)
+	srv2 := durStart(t, dataDir)
 	stored := durListIDs(t, srv2.base, key, ch.ID)
 	var missing []string
 	for _, id := range acked {
@@ -63,119 +57,26 @@ func TestDurabilityAfterSIGKILL(t *testing.T) {
 	}
 	t.Logf("all %d acknowledged messages found after restart (%d stored)", len(acked), len(stored))
 
-	srv2.stop(t)
+	srv2.stop(t, 30*time.Second)
 	durCheckStore(t, dataDir, acked)
 }
 
-// durServer is one herald serve process.
-type durServer struct {
-	cmd    *exec.Cmd
-	base   string
-	env    []string
-	log    *durBuffer
-	exited chan struct{}
-}
-
-// durBuild compiles the herald binary as it ships (CGO_ENABLED=0).
-func durBuild(t *testing.T) string {
+// durStart runs herald serve on dataDir, with generous rate limits, and
+// waits up to 20s for /healthz.
+func durStart(t *testing.T, dataDir string) *heraldProc {
 	t.Helper()
-	gobin, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("no go command on PATH")
-	}
-	bin := filepath.Join(t.TempDir(), "herald")
-	cmd := exec.Command(gobin, "build", "-o", bin, ".")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
-
-// durEnv is the environment of every herald process: the caller's, minus any
-// HERALD_* it may hold, plus what points herald at this test's data.
-func durEnv(dataDir, listen string) []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "HERALD_") {
-			env = append(env, kv)
-		}
-	}
-	return append(env,
-		"HERALD_DATA_DIR="+dataDir,
-		"HERALD_LISTEN="+listen,
-		"HERALD_BASE_URL=http://"+listen,
+	return startHerald(t, 20*time.Second, dataDir,
 		"HERALD_PLANS_FREE_SEND_PER_MINUTE=100000000",
 		"HERALD_PLANS_FREE_API_PER_MINUTE=100000000",
 		"HERALD_LOG_LEVEL=warn",
 	)
 }
 
-// durStart runs herald serve on a free port and waits for /healthz. The
-// process is killed at cleanup if it is still running.
-func durStart(t *testing.T, bin, dataDir string) *durServer {
-	t.Helper()
-	listen := durFreeAddr(t)
-	s := &durServer{base: "http://" + listen, env: durEnv(dataDir, listen), log: &durBuffer{}, exited: make(chan struct{})}
-	s.cmd = exec.Command(bin, "serve")
-	s.cmd.Dir = t.TempDir() // no ./herald.toml can be picked up
-	s.cmd.Env = s.env
-	s.cmd.Stdout, s.cmd.Stderr = s.log, s.log
-	if err := s.cmd.Start(); err != nil {
-		t.Fatalf("start herald: %v", err)
-	}
-	go func() { _ = s.cmd.Wait(); close(s.exited) }()
-	t.Cleanup(func() {
-		_ = s.cmd.Process.Kill()
-		<-s.exited
-	})
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		resp, err := http.Get(s.base + "/healthz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return s
-			}
-		}
-		select {
-		case <-s.exited:
-			t.Fatalf("herald exited before it was healthy:\n%s", s.log)
-		case <-time.After(50 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("herald not healthy after 20s (last error %v):\n%s", err, s.log)
-		}
-	}
-}
-
-// kill sends SIGKILL and waits for the process to be gone.
-func (s *durServer) kill(t *testing.T) {
-	t.Helper()
-	if err := s.cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatalf("SIGKILL: %v", err)
-	}
-	<-s.exited
-}
-
-// stop asks for a clean shutdown (SIGTERM) and waits for it.
-func (s *durServer) stop(t *testing.T) {
-	t.Helper()
-	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatalf("SIGTERM: %v", err)
-	}
-	select {
-	case <-s.exited:
-	case <-time.After(30 * time.Second):
-		t.Fatalf("herald did not stop within 30s of SIGTERM:\n%s", s.log)
-	}
-}
-
 // durSendUntilKilled sends from 16 goroutines; after 300 ms (longer if fewer
 // than 50 sends were acknowledged by then, up to 15 s) it kills the server
 // mid-flight. It returns the ids of every send answered 200. Any failure
 // before the kill fails the test.
-func durSendUntilKilled(t *testing.T, srv *durServer, url string) []string {
+func durSendUntilKilled(t *testing.T, srv *heraldProc, url string) []string {
 	t.Helper()
 	const senders = 16
 	client := &http.Client{
@@ -260,8 +161,8 @@ func durListIDs(t *testing.T, base, key, channelID string) map[string]bool {
 			Total int `json:"total"`
 		}
 		u := fmt.Sprintf("%s/v1/messages?channel_id=%s&limit=200&offset=%d", base, channelID, offset)
-		if status := durJSON(t, http.MethodGet, u, key, "", &page); status != http.StatusOK {
-			t.Fatalf("GET /v1/messages: status %d, want 200", status)
+		if status, err := callJSON(http.MethodGet, u, nil, &page, key); err != nil || status != http.StatusOK {
+			t.Fatalf("GET /v1/messages: status %d, %v; want 200", status, err)
 		}
 		for _, m := range page.Messages {
 			ids[m.ID] = true
@@ -290,76 +191,4 @@ func durCheckStore(t *testing.T, dataDir string, acked []string) {
 			t.Fatalf("store.Message(%s) of an acknowledged send: %v", id, err)
 		}
 	}
-}
-
-// durRun runs a herald CLI command and returns its standard output.
-func durRun(t *testing.T, bin string, env []string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command(bin, args...)
-	cmd.Dir = t.TempDir()
-	cmd.Env = env
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("herald %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
-	}
-	return stdout.String()
-}
-
-// durJSON makes a request with an API key and decodes the JSON answer.
-func durJSON(t *testing.T, method, url, key, body string, out any) int {
-	t.Helper()
-	req, err := http.NewRequest(method, url, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Authorization", "Bearer "+key)
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, url, err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatalf("%s %s: read body: %v", method, url, err)
-	}
-	if resp.StatusCode < 300 {
-		if err := json.Unmarshal(b, out); err != nil {
-			t.Fatalf("%s %s: decode %s: %v", method, url, b, err)
-		}
-	}
-	return resp.StatusCode
-}
-
-// durFreeAddr returns a 127.0.0.1 address nobody listens on right now.
-func durFreeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
-// durBuffer collects a process's output for failure messages; the process
-// writes to it from os/exec's copying goroutine.
-type durBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *durBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *durBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
 }
