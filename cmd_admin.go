@@ -36,17 +36,21 @@ func (a *app) userCmd() *cobra.Command {
 			if !strings.Contains(email, "@") {
 				return fmt.Errorf("%q is not an email address", email)
 			}
-			cfg, st, err := a.openStore(ctx)
+			cfg, err := a.loadConfig()
 			if err != nil {
 				return err
 			}
-			defer st.Close()
 			if plan == "" {
 				plan = cfg.DefaultPlan
 			}
 			if err := validPlan(plan); err != nil {
 				return err
 			}
+			st, err := openStore(ctx, cfg)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
 			u := &store.User{Email: email, Name: name, Plan: plan, IsAdmin: admin}
 			if passwordStdin {
 				line, err := bufio.NewReader(a.stdin).ReadString('\n')

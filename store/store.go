@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sync"
 	"time"
 
 	_ "modernc.org/sqlite" // pure-Go SQLite driver, registered as "sqlite"
@@ -38,9 +39,10 @@ type Store struct {
 	wake *wakeups
 	st   stmts // prepared hot-path statements
 
-	batches chan *writeReq
-	stop    chan struct{}
-	stopped chan struct{}
+	batches   chan *writeReq
+	stop      chan struct{}
+	closeOnce sync.Once
+	stopped   chan struct{}
 }
 
 // Open opens (creating if needed) the database at path, applies pending
@@ -114,7 +116,11 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 // Close stops the writer after it has committed what it holds, then closes
 // the connections. Writes submitted after Close fail.
 func (s *Store) Close() error {
-	close(s.stop)
+	first := false
+	s.closeOnce.Do(func() { first = true; close(s.stop) })
+	if !first {
+		return nil
+	}
 	<-s.stopped
 	s.closeStmts()
 	return errors.Join(s.write.Close(), s.read.Close())
