@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"time"
 )
 
 // ErrClosed is returned for writes submitted after Close.
@@ -13,16 +12,6 @@ var ErrClosed = errors.New("store: closed")
 
 // maxBatch bounds how many writes share one transaction.
 const maxBatch = 256
-
-// While writes keep arriving, the writer lingers before a commit so that
-// one fsync serves more of them: it stops at a gap of lingerGap without a
-// new write, or after lingerMax in all, and never waits for a lone write.
-// With bench/load.sh at 32 connections this gave ~5-10% more sends per
-// second (the figures are noisy on a shared 2-core machine).
-const (
-	lingerGap = 100 * time.Microsecond
-	lingerMax = 250 * time.Microsecond
-)
 
 // writeReq is one unit of work for the writer goroutine.
 type writeReq struct {
@@ -87,33 +76,16 @@ func (s *Store) writer() {
 	}
 }
 
-// gather adds to batch what is queued, then lingers for more while writes
-// keep arriving.
+// gather adds to batch whatever is queued now. It does not linger for
+// writes on their way: measured, that only delayed batches whose writers
+// were all already waiting (BenchmarkCreateMessage: 69 µs/op with a
+// 250 µs linger, 32 µs/op without).
 func (s *Store) gather(batch *[]*writeReq) {
 	for len(*batch) < maxBatch {
 		select {
 		case req := <-s.batches:
 			*batch = append(*batch, req)
-			continue
 		default:
-		}
-		break
-	}
-	if len(*batch) == 1 {
-		return // a lone write: nothing suggests company is coming
-	}
-	deadline := time.Now().Add(lingerMax)
-	gap := time.NewTimer(lingerGap)
-	defer gap.Stop()
-	for len(*batch) < maxBatch {
-		select {
-		case req := <-s.batches:
-			*batch = append(*batch, req)
-			if time.Now().After(deadline) {
-				return
-			}
-			gap.Reset(lingerGap)
-		case <-gap.C:
 			return
 		}
 	}
