@@ -784,3 +784,45 @@ func TestApprovalRestartDuringWindow(t *testing.T) {
 	}
 	rcv.settle(t, 1, 200*time.Millisecond)
 }
+
+// TestApprovalListFollowsMessageRule checks that listing a channel's
+// messages decides by each message's own rule, like GET and voting: an
+// approver removed after sending still lists that message, one added later
+// does not see the older message, and a stranger gets 404.
+func TestApprovalListFollowsMessageRule(t *testing.T) {
+	env := newTestEnv(t)
+	a, b, c := env.newUser("own@example.com"), env.newUser("old@example.com"), env.newUser("new@example.com")
+	stranger := env.newUser("who@example.com")
+	ch := env.newChannel(a, "deploys")
+	chID, token := ch["id"].(string), ch["webhook_token"].(string)
+	rule := func(approvers ...string) {
+		env.do(200, "PATCH", "/v1/channels/"+chID, map[string]any{"approval": map[string]any{
+			"required_count": 1, "approvers": approvers, "window_seconds": 600}}, a.Token)
+	}
+	rule(b.ID)
+	old := env.do(200, "POST", "/v1/send/"+token, map[string]string{"title": "old"}, "").Str("id")
+	rule(c.ID)
+	fresh := env.do(200, "POST", "/v1/send/"+token, map[string]string{"title": "new"}, "").Str("id")
+
+	list := func(u *testUser) []string {
+		r := env.do(200, "GET", "/v1/messages?channel_id="+chID, nil, u.Token)
+		var ids []string
+		for _, m := range r.Body["messages"].([]any) {
+			ids = append(ids, m.(map[string]any)["id"].(string))
+		}
+		if int(r.Body["total"].(float64)) != len(ids) {
+			t.Fatalf("total %v for %d listed", r.Body["total"], len(ids))
+		}
+		return ids
+	}
+	if got := list(b); len(got) != 1 || got[0] != old {
+		t.Fatalf("removed approver lists %v, want only %s", got, old)
+	}
+	if got := list(c); len(got) != 1 || got[0] != fresh {
+		t.Fatalf("new approver lists %v, want only %s", got, fresh)
+	}
+	if got := list(a); len(got) != 2 {
+		t.Fatalf("owner lists %v, want both", got)
+	}
+	wantError(t, env.request("GET", "/v1/messages?channel_id="+chID, nil, stranger.Token), 404, "not_found")
+}

@@ -151,18 +151,24 @@ func (s *Server) handleListMessages(w http.ResponseWriter, r *http.Request, _ ht
 		return err
 	}
 	q := store.MessageQuery{UserID: who.user.ID, ChannelID: r.URL.Query().Get("channel_id"), Limit: min(limit, maxLimit), Offset: offset}
+	var ch *store.Channel
 	if q.ChannelID != "" {
-		ch, err := s.st.ChannelByID(r.Context(), q.ChannelID)
-		if err != nil {
+		var err error
+		if ch, err = s.st.ChannelByID(r.Context(), q.ChannelID); err != nil {
 			return err
 		}
-		if ch.UserID != who.user.ID && !isApprover(ch.Approval, who.user.ID) {
-			return store.ErrNotFound
+		if ch.UserID != who.user.ID {
+			// An approver sees the messages whose rule names them, as GET
+			// and voting decide by the message's own rule.
+			q.Approver = who.user.ID
 		}
 	}
 	msgs, total, err := s.st.ListMessages(r.Context(), q)
 	if err != nil {
 		return err
+	}
+	if q.Approver != "" && total == 0 && !isApprover(ch.Approval, who.user.ID) {
+		return store.ErrNotFound // neither owner nor approver: the channel stays unseen
 	}
 	out, err := s.renderMessages(r.Context(), msgs)
 	if err != nil {

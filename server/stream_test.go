@@ -491,3 +491,33 @@ func TestStreamEndsWhenCredentialRevoked(t *testing.T) {
 		}
 	}
 }
+
+// TestStreamChannelDeleteSendsDeletions checks that deleting a channel tells
+// live clients that each of its messages is gone.
+func TestStreamChannelDeleteSendsDeletions(t *testing.T) {
+	env := newTestEnv(t)
+	u := env.newUser("del-stream@example.com")
+	chID, token := streamChannel(env, u, "doomed")
+	ids := []string{streamSend(env, token, "one"), streamSend(env, token, "two")}
+	c := streamOpen(env, u.Token)
+	defer c.close()
+	c.waitComment("connected")
+	env.do(200, "DELETE", "/v1/channels/"+chID, nil, u.Token)
+	got := map[string]bool{}
+	for range ids {
+		ev := c.next(2 * time.Second)
+		if ev.Event != "message.deleted" {
+			t.Fatalf("event %q, want message.deleted", ev.Event)
+		}
+		data := ev.JSON(t)
+		if data["channel_id"] != chID {
+			t.Fatalf("deleted event for channel %v, want %s", data["channel_id"], chID)
+		}
+		got[data["id"].(string)] = true
+	}
+	for _, id := range ids {
+		if !got[id] {
+			t.Fatalf("no message.deleted for %s; got %v", id, got)
+		}
+	}
+}

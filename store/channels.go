@@ -241,7 +241,32 @@ func (s *Store) changeChannel(ctx context.Context, op, userID, id string, change
 	return c, nil
 }
 
-// DeleteChannel deletes a user's channel with its messages, pins and queued deliveries.
+// DeleteChannel deletes a user's channel with its messages, pins and queued
+// deliveries.
+// Live streams get a message.deleted event for each of its messages, for
+// the owner and every approver, in the same transaction.
 func (s *Store) DeleteChannel(ctx context.Context, userID, id string) error {
-	return s.updateOne(ctx, "delete channel", "DELETE FROM channels WHERE id = ? AND user_id = ?", id, userID)
+	err := s.update(ctx, func(tx *sql.Tx) error {
+		now := ms(s.now())
+		if _, err := tx.ExecContext(ctx, `INSERT INTO events (user_id, type, message_id, channel_id, created_at)
+			SELECT ?1, ?2, m.id, m.channel_id, ?3 FROM messages m WHERE m.channel_id = ?4
+				AND EXISTS (SELECT 1 FROM channels WHERE id = ?4 AND user_id = ?1)`, userID, EventDeleted, now, id); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO events (user_id, type, message_id, channel_id, created_at)
+			SELECT j.value, ?2, m.id, m.channel_id, ?3 FROM messages m, json_each(m.approval, '$.approvers') j
+			WHERE m.channel_id = ?4 AND j.value != ?1
+				AND EXISTS (SELECT 1 FROM channels WHERE id = ?4 AND user_id = ?1)`, userID, EventDeleted, now, id); err != nil {
+			return err
+		}
+		if err := execOne(ctx, tx, "DELETE FROM channels WHERE id = ? AND user_id = ?", id, userID); err != nil {
+			return err
+		}
+		s.wake.mark(TopicEvents)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("store: delete channel %s: %w", id, err)
+	}
+	return nil
 }

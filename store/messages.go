@@ -143,24 +143,31 @@ func (s *Store) Message(ctx context.Context, id string) (*Message, error) {
 type MessageQuery struct {
 	UserID    string
 	ChannelID string
-	Limit     int
-	Offset    int
+	// Approver, with ChannelID, keeps only the messages whose own approval
+	// rule (the one in force when each was sent) names this user.
+	Approver string
+	Limit    int
+	Offset   int
 }
 
 // ListMessages returns a page of messages and the total that match.
 func (s *Store) ListMessages(ctx context.Context, q MessageQuery) ([]Message, int, error) {
-	where, arg := "m.channel_id = ?", q.ChannelID
-	if q.ChannelID == "" {
-		where, arg = "m.channel_id IN (SELECT id FROM channels WHERE user_id = ?)", q.UserID
+	where, args := "m.channel_id = ?", []any{q.ChannelID}
+	switch {
+	case q.ChannelID == "":
+		where, args = "m.channel_id IN (SELECT id FROM channels WHERE user_id = ?)", []any{q.UserID}
+	case q.Approver != "":
+		where += " AND EXISTS (SELECT 1 FROM json_each(m.approval, '$.approvers') j WHERE j.value = ?)"
+		args = append(args, q.Approver)
 	}
 	var total int
-	if err := s.read.QueryRowContext(ctx, "SELECT count(*) FROM messages m WHERE "+where, arg).Scan(&total); err != nil {
+	if err := s.read.QueryRowContext(ctx, "SELECT count(*) FROM messages m WHERE "+where, args...).Scan(&total); err != nil {
 		return nil, 0, fmt.Errorf("store: count messages: %w", err)
 	}
 	// Ties within one millisecond (a burst from a script) are broken by
 	// rowid, which follows insertion order; the random ids do not.
 	rows, err := s.read.QueryContext(ctx, "SELECT "+messageCols+messageFrom+"WHERE "+where+
-		" ORDER BY m.rowid DESC LIMIT ? OFFSET ?", arg, q.Limit, q.Offset)
+		" ORDER BY m.rowid DESC LIMIT ? OFFSET ?", append(args, q.Limit, q.Offset)...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("store: list messages: %w", err)
 	}
