@@ -207,7 +207,7 @@ func aprKeys(m map[string]any) []string {
 }
 
 // aprSameJSON fails unless got and want are the same JSON value.
-func aprSameJSON(t *testing.T, what string, got any, want string) {
+func aprSameJSON(t testing.TB, what string, got any, want string) {
 	t.Helper()
 	raw, err := json.Marshal(got)
 	if err != nil {
@@ -234,7 +234,7 @@ type aprVote struct {
 }
 
 // aprCheckVotes compares a votes array with want, field by field.
-func aprCheckVotes(t *testing.T, what string, got any, want []aprVote) {
+func aprCheckVotes(t testing.TB, what string, got any, want []aprVote) {
 	t.Helper()
 	arr, ok := got.([]any)
 	if !ok || len(arr) != len(want) {

@@ -27,7 +27,7 @@ func authKeys(m map[string]any) []string {
 }
 
 // authWantKeys fails unless m has exactly the keys want.
-func authWantKeys(t *testing.T, what string, m map[string]any, want ...string) {
+func authWantKeys(t testing.TB, what string, m map[string]any, want ...string) {
 	t.Helper()
 	slices.Sort(want)
 	if got := authKeys(m); !slices.Equal(got, want) {

@@ -29,7 +29,7 @@ func chSub(env *testEnv, t *testing.T) *testEnv {
 }
 
 // chItems returns the objects of the array field key of a list response.
-func chItems(t *testing.T, r response, key string) []map[string]any {
+func chItems(t testing.TB, r response, key string) []map[string]any {
 	t.Helper()
 	arr, ok := r.Body[key].([]any)
 	if !ok {

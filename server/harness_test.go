@@ -41,7 +41,7 @@ func (c *clock) Advance(d time.Duration) {
 
 // testEnv is a real Herald server over a real SQLite file in t.TempDir().
 type testEnv struct {
-	t     *testing.T
+	t     testing.TB
 	cfg   config.Config
 	st    *store.Store
 	s     *Server
@@ -62,7 +62,7 @@ func newTestEnv(t *testing.T, configure ...func(*config.Config)) *testEnv {
 // server and store; nil means the real clock (e.clock is then a frozen clock
 // nothing reads). stop closes server and store; it also runs at cleanup, so
 // a test can re-open dir after stopping.
-func openTestEnv(t *testing.T, dir string, clk *clock, configure ...func(*config.Config)) (e *testEnv, stop func()) {
+func openTestEnv(t testing.TB, dir string, clk *clock, configure ...func(*config.Config)) (e *testEnv, stop func()) {
 	t.Helper()
 	cfg := config.Default()
 	cfg.DataDir = dir

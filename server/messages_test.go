@@ -30,7 +30,7 @@ func msgList(e *testEnv, token, q string) ([]string, int) {
 }
 
 // msgItems returns the objects of a list's messages array.
-func msgItems(t *testing.T, r response) []map[string]any {
+func msgItems(t testing.TB, r response) []map[string]any {
 	t.Helper()
 	arr, ok := r.Body["messages"].([]any)
 	if !ok {

@@ -3,6 +3,7 @@ package server
 import (
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/julienschmidt/httprouter"
@@ -37,9 +38,31 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 	return m
 }
 
-func (m *metrics) observe(method, route string, code int, d time.Duration) {
-	m.requests.WithLabelValues(route, method, strconv.Itoa(code)).Inc()
-	m.latency.WithLabelValues(route, method).Observe(d.Seconds())
+// routeMetrics are one route's series, looked up once at registration
+// rather than by label values on every request.
+type routeMetrics struct {
+	m             *metrics
+	method, route string
+	latency       prometheus.Observer
+	mu            sync.Mutex
+	codes         map[int]prometheus.Counter
+}
+
+func (m *metrics) forRoute(method, route string) *routeMetrics {
+	return &routeMetrics{m: m, method: method, route: route,
+		latency: m.latency.WithLabelValues(route, method), codes: map[int]prometheus.Counter{}}
+}
+
+func (r *routeMetrics) observe(code int, d time.Duration) {
+	r.mu.Lock()
+	c, ok := r.codes[code]
+	if !ok {
+		c = r.m.requests.WithLabelValues(r.route, r.method, strconv.Itoa(code))
+		r.codes[code] = c
+	}
+	r.mu.Unlock()
+	c.Inc()
+	r.latency.Observe(d.Seconds())
 }
 
 func (s *Server) handleMetrics(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {

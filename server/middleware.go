@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/http"
 	"runtime/debug"
+	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/heraldhq/herald/store"
@@ -19,6 +21,17 @@ const (
 	keyRequestID ctxKey = iota
 	keyPrincipal
 )
+
+// Request ids need to be unique, not secret: a random per-process prefix
+// and a counter, instead of reading crypto/rand on every request.
+var (
+	requestPrefix = store.NewToken(8) + "-"
+	requestSeq    atomic.Uint64
+)
+
+func nextRequestID() string {
+	return requestPrefix + strconv.FormatUint(requestSeq.Add(1), 36)
+}
 
 func requestID(ctx context.Context) string {
 	id, _ := ctx.Value(keyRequestID).(string)
@@ -58,7 +71,7 @@ func (s *Server) outer(next http.Handler) http.Handler {
 		start := time.Now()
 		id := r.Header.Get("X-Request-Id")
 		if id == "" || len(id) > 64 {
-			id = store.NewToken(16)
+			id = nextRequestID()
 		}
 		w.Header().Set("X-Request-Id", id)
 		ctx := context.WithValue(r.Context(), keyRequestID, id)

@@ -46,6 +46,13 @@ func (s *Server) handleSend(w http.ResponseWriter, r *http.Request, p httprouter
 	return s.deliverMessage(w, r, ch, pl)
 }
 
+// sendResult is SPEC.md's send result.
+type sendResult struct {
+	OK    bool   `json:"ok"`
+	ID    string `json:"id"`
+	Muted bool   `json:"muted"`
+}
+
 // deliverMessage stores a validated message in ch (push job and stream
 // event with it) and answers {ok, id, muted}.
 func (s *Server) deliverMessage(w http.ResponseWriter, r *http.Request, ch *store.Channel, pl *sendPayload) error {
@@ -53,20 +60,22 @@ func (s *Server) deliverMessage(w http.ResponseWriter, r *http.Request, ch *stor
 	if ch.Approval != nil && len(actions) == 0 {
 		actions = approvalActions
 	}
-	if actions == nil {
-		actions = []action{}
-	}
-	actionsJSON, err := json.Marshal(actions)
-	if err != nil {
-		return err
+	actionsJSON := []byte("[]")
+	if len(actions) > 0 {
+		var err error
+		if actionsJSON, err = json.Marshal(actions); err != nil {
+			return err
+		}
 	}
 	m := &store.Message{
 		ChannelID: ch.ID, Title: strings.TrimSpace(*pl.Title), Body: pl.Body, Priority: pl.Priority,
 		Actions: actionsJSON, CallbackURL: pl.CallbackURL, Muted: ch.Muted(s.now()), Approval: ch.Approval,
 	}
-	if err := s.st.CreateMessage(r.Context(), m); err != nil {
+	if err := s.st.CreateMessage(r.Context(), m); errors.Is(err, store.ErrNotFound) {
+		return errInvalidToken("no channel has this webhook token") // deleted meanwhile
+	} else if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"ok": true, "id": m.ID, "muted": m.Muted})
+	writeJSON(w, http.StatusOK, sendResult{OK: true, ID: m.ID, Muted: m.Muted})
 	return nil
 }

@@ -149,6 +149,7 @@ type authedFunc func(w http.ResponseWriter, r *http.Request, p httprouter.Params
 // handle registers h for method and path, with metrics labelled by the route
 // pattern (never the raw path, which would leak tokens into labels).
 func (s *Server) handle(method, path string, h handlerFunc) {
+	rm := s.metrics.forRoute(method, path)
 	s.router.Handle(method, path, func(w http.ResponseWriter, r *http.Request, p httprouter.Params) {
 		start := time.Now()
 		sw, _ := w.(*statusWriter)
@@ -159,10 +160,10 @@ func (s *Server) handle(method, path string, h handlerFunc) {
 			}
 			if v := recover(); v != nil {
 				// outer recovers it and answers 500; count it as such.
-				s.metrics.observe(method, path, http.StatusInternalServerError, time.Since(start))
+				rm.observe(http.StatusInternalServerError, time.Since(start))
 				panic(v)
 			}
-			s.metrics.observe(method, path, code, time.Since(start))
+			rm.observe(code, time.Since(start))
 		}()
 		if err := h(w, r, p); err != nil {
 			s.writeError(w, r, err)

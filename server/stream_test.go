@@ -44,7 +44,7 @@ func (ev sseEvent) JSON(t *testing.T) map[string]any {
 // sseClient reads a live stream on its own goroutine, as a browser's
 // EventSource does.
 type sseClient struct {
-	t      *testing.T
+	t      testing.TB
 	res    *http.Response
 	cancel context.CancelFunc
 	events chan sseEvent

@@ -154,14 +154,22 @@ func (s *Store) ChannelByID(ctx context.Context, id string) (*Channel, error) {
 	return c, nil
 }
 
-// ChannelByToken returns the channel with this webhook token and its owner's plan.
+// ChannelByToken returns the channel with this webhook token and its owner's
+// plan. Answers are cached briefly (see tokenCache): changes made through
+// this store apply at once, changes by another process within a second.
 func (s *Store) ChannelByToken(ctx context.Context, token string) (*Channel, string, error) {
+	now := time.Now() // real time: the lifetime bounds staleness, whatever clock the store runs on
+	if c, plan, ok := s.tokens.get(token, now); ok {
+		return &c, plan, nil
+	}
+	gen := s.tokens.generation()
 	var plan string
 	// WithoutCancel: a point read; no watcher goroutine for a cancellable context.
 	c, err := scanChannel(s.st.channelByToken.QueryRowContext(context.WithoutCancel(ctx), token), &plan)
 	if err != nil {
 		return nil, "", fmt.Errorf("store: channel by token: %w", err)
 	}
+	s.tokens.put(token, *c, plan, gen, now)
 	return c, plan, nil
 }
 
@@ -235,6 +243,7 @@ func (s *Store) changeChannel(ctx context.Context, op, userID, id string, change
 			approvalJSON(c.Approval), ms(c.UpdatedAt), c.ID)
 		return err
 	})
+	s.tokens.invalidate()
 	if err != nil {
 		return nil, fmt.Errorf("store: %s %s: %w", op, id, err)
 	}
@@ -265,6 +274,7 @@ func (s *Store) DeleteChannel(ctx context.Context, userID, id string) error {
 		s.wake.mark(TopicEvents)
 		return nil
 	})
+	s.tokens.invalidate()
 	if err != nil {
 		return fmt.Errorf("store: delete channel %s: %w", id, err)
 	}

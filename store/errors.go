@@ -22,3 +22,10 @@ func isUnique(err error) bool {
 	c := se.Code()
 	return c == sqlite3.SQLITE_CONSTRAINT_UNIQUE || c == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY
 }
+
+// isForeignKey reports whether err is a FOREIGN KEY violation: the row
+// referred to is gone.
+func isForeignKey(err error) bool {
+	var se *sqlite.Error
+	return errors.As(err, &se) && se.Code() == sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY
+}

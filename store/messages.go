@@ -122,6 +122,12 @@ func (s *Store) CreateMessage(ctx context.Context, m *Message) error {
 		s.wake.mark(TopicEvents)
 		return nil
 	})
+	if isForeignKey(err) {
+		// The channel was deleted (by another process, after a cached
+		// token lookup): as if the token were unknown.
+		s.tokens.invalidate()
+		return fmt.Errorf("store: create message: channel %s: %w", m.ChannelID, ErrNotFound)
+	}
 	if err != nil {
 		return fmt.Errorf("store: create message: %w", err)
 	}

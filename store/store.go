@@ -36,8 +36,9 @@ type Store struct {
 	read  *sql.DB // WAL lets readers run beside the writer
 	now   func() time.Time
 
-	wake *wakeups
-	st   stmts // prepared hot-path statements
+	wake   *wakeups
+	st     stmts      // prepared hot-path statements
+	tokens tokenCache // ChannelByToken answers
 
 	batches   chan *writeReq
 	stop      chan struct{}

@@ -624,3 +624,79 @@ func TestCreateAPIKeyLimitConcurrent(t *testing.T) {
 		t.Errorf("APIKeyByHash = %v, %v, %v", k, owner, err)
 	}
 }
+
+// TestTokenCacheSeesChanges checks that cached token lookups never outlive
+// a change: in-process writes apply at once, another process's (a second
+// Store on the same file, like the CLI) within the cache lifetime, and a
+// channel deleted behind the cache refuses the insert as not found.
+func TestTokenCacheSeesChanges(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "herald.db")
+	st, err := Open(ctx, path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	u := &User{Email: "cache@example.com", Plan: "free"}
+	if err := st.CreateUser(ctx, u); err != nil {
+		t.Fatal(err)
+	}
+	ch := &Channel{UserID: u.ID, Name: "c"}
+	if err := st.CreateChannel(ctx, ch); err != nil {
+		t.Fatal(err)
+	}
+	if _, plan, err := st.ChannelByToken(ctx, ch.WebhookToken); err != nil || plan != "free" {
+		t.Fatalf("lookup: plan %q, %v", plan, err)
+	}
+	// In-process: at once.
+	if err := st.SetUserPlan(ctx, u.ID, "pro"); err != nil {
+		t.Fatal(err)
+	}
+	if _, plan, _ := st.ChannelByToken(ctx, ch.WebhookToken); plan != "pro" {
+		t.Fatalf("plan after SetUserPlan = %q, want pro at once", plan)
+	}
+	muted := time.Now().Add(time.Hour).UTC()
+	if _, err := st.UpdateChannel(ctx, u.ID, ch.ID, ChannelPatch{MutedUntil: Optional[time.Time]{Set: true, Value: &muted}}); err != nil {
+		t.Fatal(err)
+	}
+	if c, _, _ := st.ChannelByToken(ctx, ch.WebhookToken); c.MutedUntil == nil {
+		t.Fatal("mute not seen at once")
+	}
+	regen, err := st.RegenerateToken(ctx, u.ID, ch.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := st.ChannelByToken(ctx, ch.WebhookToken); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("old token after regenerate: %v, want ErrNotFound at once", err)
+	}
+	// Another process: within the lifetime.
+	other, err := Open(ctx, path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if err := other.SetUserPlan(ctx, u.ID, "free"); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(tokenTTL + time.Second)
+	for {
+		if _, plan, _ := st.ChannelByToken(ctx, regen.WebhookToken); plan == "free" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("another process's plan change not seen within the cache lifetime")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	// Deleted by another process while cached: the insert says not found.
+	if _, _, err := st.ChannelByToken(ctx, regen.WebhookToken); err != nil {
+		t.Fatal(err)
+	}
+	if err := other.DeleteChannel(ctx, u.ID, ch.ID); err != nil {
+		t.Fatal(err)
+	}
+	err = st.CreateMessage(ctx, &Message{ChannelID: ch.ID, Title: "x", Priority: "normal"})
+	if !errors.Is(err, ErrNotFound) {
+		t.Fatalf("insert into a deleted channel: %v, want ErrNotFound", err)
+	}
+}

@@ -113,6 +113,7 @@ func (s *Store) queryUsers(ctx context.Context, q string, args ...any) ([]User, 
 
 // SetUserPlan changes a user's plan. It takes effect on the user's next request.
 func (s *Store) SetUserPlan(ctx context.Context, id, plan string) error {
+	defer s.tokens.invalidate()
 	return s.updateOne(ctx, "set plan", "UPDATE users SET plan = ? WHERE id = ?", plan, id)
 }
 
@@ -125,6 +126,7 @@ func (s *Store) SetUserAdmin(ctx context.Context, id string, admin bool) error {
 // channels, messages, queued deliveries, keys, sessions, devices, folders and
 // pins, all in one transaction.
 func (s *Store) DeleteUser(ctx context.Context, id string) error {
+	defer s.tokens.invalidate()
 	return s.updateOne(ctx, "delete user", "DELETE FROM users WHERE id = ?", id)
 }
 
