@@ -25,7 +25,7 @@ const (
 // Request ids need to be unique, not secret: a random per-process prefix
 // and a counter, instead of reading crypto/rand on every request.
 var (
-	requestPrefix = store.NewToken(8) + "-"
+	requestPrefix = store.NewToken(8)
 	requestSeq    atomic.Uint64
 )
 
