@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/julienschmidt/httprouter"
 
@@ -99,13 +100,14 @@ func (s *Server) handleLocalSignIn(w http.ResponseWriter, r *http.Request) error
 	return s.startSession(w, r, u)
 }
 
-// newTokens makes a fresh access/refresh pair and their stored form.
-func (s *Server) newTokens() (access, refresh string, t store.SessionTokens) {
+// newTokens makes a fresh access/refresh pair and their stored form; the
+// access token lives accessTTL.
+func (s *Server) newTokens(accessTTL time.Duration) (access, refresh string, t store.SessionTokens) {
 	access, refresh = store.NewToken(accessTokenLen), store.NewToken(refreshTokenLen)
 	now := s.now().UTC()
 	t = store.SessionTokens{
 		AccessHash: store.HashToken(access), RefreshHash: store.HashToken(refresh),
-		AccessExpiresAt:  now.Add(s.cfg.Auth.SessionTTL.Duration),
+		AccessExpiresAt:  now.Add(accessTTL),
 		RefreshExpiresAt: now.Add(s.cfg.Auth.RefreshTTL.Duration),
 	}
 	return access, refresh, t
@@ -113,7 +115,7 @@ func (s *Server) newTokens() (access, refresh string, t store.SessionTokens) {
 
 // startSession signs u in and answers with the session shape.
 func (s *Server) startSession(w http.ResponseWriter, r *http.Request, u *store.User) error {
-	access, refresh, t := s.newTokens()
+	access, refresh, t := s.newTokens(s.cfg.Auth.SessionTTL.Duration)
 	if _, err := s.st.CreateSession(r.Context(), u.ID, t); err != nil {
 		return err
 	}
@@ -132,7 +134,7 @@ func (s *Server) handleRefresh(w http.ResponseWriter, r *http.Request) error {
 	if req.RefreshToken == "" {
 		return errInvalidPayload("refresh_token is required")
 	}
-	access, refresh, t := s.newTokens()
+	access, refresh, t := s.newTokens(s.cfg.Auth.SessionTTL.Duration)
 	sess, err := s.st.RotateSession(r.Context(), store.HashToken(req.RefreshToken), t)
 	switch {
 	case errors.Is(err, store.ErrRefreshReused):

@@ -131,6 +131,20 @@ type loginState struct {
 
 func (s *Server) secureCookies() bool { return strings.HasPrefix(s.baseURL, "https://") }
 
+// setCookie sets a cookie with what every Herald cookie shares: SameSite=Lax,
+// and Secure when base_url is https. A negative lifetime deletes it.
+func (s *Server) setCookie(w http.ResponseWriter, name, value, path string, lifetime time.Duration, httpOnly bool) {
+	c := &http.Cookie{Name: name, Value: value, Path: path, HttpOnly: httpOnly,
+		Secure: s.secureCookies(), SameSite: http.SameSiteLaxMode}
+	if lifetime < 0 {
+		c.MaxAge = -1
+	} else {
+		c.MaxAge = int(lifetime.Seconds())
+		c.Expires = s.now().Add(lifetime)
+	}
+	http.SetCookie(w, c)
+}
+
 func (s *Server) redirectURL(idp string) string { return s.baseURL + "/auth/" + idp + "/callback" }
 
 // handleLogin is GET /auth/{idp}/login: it starts the authorization-code
@@ -153,8 +167,7 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request, ps httprout
 	payload, _ := json.Marshal(st)
 	enc := base64.RawURLEncoding
 	value := enc.EncodeToString(payload) + "." + enc.EncodeToString(mac(key, "state", string(payload)))
-	http.SetCookie(w, &http.Cookie{Name: cookieState, Value: value, Path: "/auth/", MaxAge: int(stateLifetime.Seconds()),
-		HttpOnly: true, Secure: s.secureCookies(), SameSite: http.SameSiteLaxMode})
+	s.setCookie(w, cookieState, value, "/auth/", stateLifetime, true)
 	http.Redirect(w, r, oc.AuthCodeURL(st.State, oauth2.S256ChallengeOption(st.Verifier), oidc.Nonce(st.Nonce)), http.StatusFound)
 	return nil
 }
@@ -202,8 +215,7 @@ func (s *Server) handleCallback(w http.ResponseWriter, r *http.Request, ps httpr
 	if st.Provider != p.Name() || !hmac.Equal([]byte(q.Get("state")), []byte(st.State)) {
 		return errInvalidToken("state does not match this sign-in")
 	}
-	http.SetCookie(w, &http.Cookie{Name: cookieState, Value: "", Path: "/auth/", MaxAge: -1, HttpOnly: true,
-		Secure: s.secureCookies(), SameSite: http.SameSiteLaxMode})
+	s.setCookie(w, cookieState, "", "/auth/", -1, true)
 	if q.Get("code") == "" {
 		return errInvalidPayload("code is missing")
 	}
@@ -215,19 +227,16 @@ func (s *Server) handleCallback(w http.ResponseWriter, r *http.Request, ps httpr
 	if err != nil {
 		return err
 	}
-	// A browser session lives as long as a refresh token would.
-	access := store.NewToken(accessTokenLen)
-	now := s.now().UTC()
-	exp := now.Add(s.cfg.Auth.RefreshTTL.Duration)
-	sess, err := s.st.CreateSession(r.Context(), u.ID, store.SessionTokens{AccessHash: store.HashToken(access),
-		RefreshHash: store.HashToken(store.NewToken(refreshTokenLen)), AccessExpiresAt: exp, RefreshExpiresAt: exp})
+	// A browser session lives as long as a refresh token would; its
+	// refresh token is never handed out.
+	lifetime := s.cfg.Auth.RefreshTTL.Duration
+	access, _, tokens := s.newTokens(lifetime)
+	sess, err := s.st.CreateSession(r.Context(), u.ID, tokens)
 	if err != nil {
 		return err
 	}
-	http.SetCookie(w, &http.Cookie{Name: cookieSession, Value: access, Path: "/", Expires: exp,
-		HttpOnly: true, Secure: s.secureCookies(), SameSite: http.SameSiteLaxMode})
-	http.SetCookie(w, &http.Cookie{Name: cookieCSRF, Value: csrfToken(key, sess.ID), Path: "/", Expires: exp,
-		Secure: s.secureCookies(), SameSite: http.SameSiteLaxMode})
+	s.setCookie(w, cookieSession, access, "/", lifetime, true)
+	s.setCookie(w, cookieCSRF, csrfToken(key, sess.ID), "/", lifetime, false)
 	http.Redirect(w, r, "/", http.StatusFound)
 	return nil
 }
@@ -269,10 +278,8 @@ func (s *Server) handleBrowserLogout(w http.ResponseWriter, r *http.Request, _ h
 			}
 		}
 	}
-	for _, name := range []string{cookieSession, cookieCSRF} {
-		http.SetCookie(w, &http.Cookie{Name: name, Value: "", Path: "/", MaxAge: -1, HttpOnly: name == cookieSession,
-			Secure: s.secureCookies(), SameSite: http.SameSiteLaxMode})
-	}
+	s.setCookie(w, cookieSession, "", "/", -1, true)
+	s.setCookie(w, cookieCSRF, "", "/", -1, false)
 	writeJSON(w, http.StatusOK, map[string]bool{"ok": true})
 	return nil
 }

@@ -103,22 +103,17 @@ type verifyRequest struct {
 	Signature *string `json:"signature"`
 }
 
-func (req *verifyRequest) require(fields ...string) error {
-	for _, f := range fields {
-		var v *string
-		switch f {
-		case "payload":
-			v = req.Payload
-		case "secret":
-			v = req.Secret
-		case "signature":
-			v = req.Signature
-		}
-		if v == nil {
-			return errInvalidPayload("%s is required (a string)", f)
-		}
-	}
-	if *req.Secret == "" {
+// check reports the first missing field: payload, signature (when wanted)
+// and a non-empty secret.
+func (req *verifyRequest) check(wantSignature bool) error {
+	switch {
+	case req.Payload == nil:
+		return errInvalidPayload("payload is required (a string)")
+	case wantSignature && req.Signature == nil:
+		return errInvalidPayload("signature is required (a string)")
+	case req.Secret == nil:
+		return errInvalidPayload("secret is required (a string)")
+	case *req.Secret == "":
 		return errInvalidPayload("secret must not be empty")
 	}
 	return nil
@@ -133,7 +128,7 @@ func (s *Server) handleVerifyGenerate(w http.ResponseWriter, r *http.Request, _ 
 	if req.Signature != nil {
 		return errInvalidPayload("unknown field \"signature\"; generate takes payload and secret")
 	}
-	if err := req.require("payload", "secret"); err != nil {
+	if err := req.check(false); err != nil {
 		return err
 	}
 	now := s.now()
@@ -151,7 +146,7 @@ func (s *Server) handleVerifySignature(w http.ResponseWriter, r *http.Request, _
 	if err := decodeJSON(r, &req); err != nil {
 		return err
 	}
-	if err := req.require("payload", "signature", "secret"); err != nil {
+	if err := req.check(true); err != nil {
 		return err
 	}
 	err := signature.Verify(*req.Secret, *req.Signature, []byte(*req.Payload), s.now(), signature.Tolerance)

@@ -104,7 +104,7 @@ func (s *Store) CreateMessage(ctx context.Context, m *Message) error {
 		m.ApprovalDeadline = &d
 		deadline = ms(d)
 	}
-	err := s.updateOne1(ctx, func(tx *sql.Tx) error {
+	err := s.updateStatement(ctx, func(tx *sql.Tx) error {
 		// One statement: the messages_created trigger records the stream
 		// event and queues the push job (migration 0007).
 		_, err := tx.Stmt(s.st.insertMessage).ExecContext(context.Background(), // see runBatch

@@ -115,29 +115,11 @@ func (s *Store) DeleteSession(ctx context.Context, id string) error {
 
 // DeleteUserSessions ends every session of a user. API keys are untouched.
 func (s *Store) DeleteUserSessions(ctx context.Context, userID string) error {
-	err := s.update(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, "DELETE FROM sessions WHERE user_id = ?", userID)
-		return err
-	})
-	if err != nil {
-		return fmt.Errorf("store: delete sessions: %w", err)
-	}
-	return nil
+	_, err := s.sweep(ctx, "delete sessions", "DELETE FROM sessions WHERE user_id = ?", userID)
+	return err
 }
 
 // DeleteExpiredSessions removes sessions whose refresh token has expired.
 func (s *Store) DeleteExpiredSessions(ctx context.Context) (int64, error) {
-	var n int64
-	err := s.update(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, "DELETE FROM sessions WHERE refresh_expires_at <= ?", ms(s.now()))
-		if err != nil {
-			return err
-		}
-		n, err = res.RowsAffected()
-		return err
-	})
-	if err != nil {
-		return 0, fmt.Errorf("store: sweep sessions: %w", err)
-	}
-	return n, nil
+	return s.sweep(ctx, "sweep sessions", "DELETE FROM sessions WHERE refresh_expires_at <= ?", ms(s.now()))
 }

@@ -152,9 +152,6 @@ func (s *Store) Backup(ctx context.Context, dst string) error {
 	return nil
 }
 
-// Now returns the store's clock reading.
-func (s *Store) Now() time.Time { return s.now() }
-
 // ms converts a time to the unix milliseconds the schema stores.
 func ms(t time.Time) int64 { return t.UnixMilli() }
 

@@ -36,9 +36,9 @@ func (s *Store) update(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	return s.submit(&writeReq{ctx: ctx, fn: fn, done: make(chan error, 1)})
 }
 
-// updateOne1 is update for an fn that runs exactly one SQL statement: a
+// updateStatement is update for an fn that runs exactly one SQL statement: a
 // failed statement changes nothing, so no savepoint is needed.
-func (s *Store) updateOne1(ctx context.Context, fn func(tx *sql.Tx) error) error {
+func (s *Store) updateStatement(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	return s.submit(&writeReq{ctx: ctx, fn: fn, done: make(chan error, 1), single: true})
 }
 
