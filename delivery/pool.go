@@ -22,6 +22,10 @@ type pool[T any] struct {
 	claim   func(ctx context.Context, n int) ([]T, error)
 	next    func(ctx context.Context) (time.Time, bool, error)
 	work    func(ctx context.Context, job T)
+	// settle, if set, is how long the loop waits after a wake-up before it
+	// looks, so that the commits of a busy moment cost one look instead of
+	// one each.
+	settle time.Duration
 }
 
 func (p *pool[T]) run(ctx context.Context) {
@@ -71,6 +75,13 @@ func (p *pool[T]) run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-wake:
+			if p.settle > 0 {
+				select {
+				case <-ctx.Done():
+					return
+				case <-time.After(p.settle):
+				}
+			}
 		case <-timer.C:
 		}
 	}

@@ -61,6 +61,10 @@ func (p *Pusher) Run(ctx context.Context) error {
 		},
 		next: p.st.NextPushAt,
 		work: p.process,
+		// Every unmuted send wakes the pusher, most of them without a job
+		// (the owner has no device): under load one look per millisecond,
+		// not one per commit.
+		settle: time.Millisecond,
 	}
 	loop.run(ctx)
 	return nil
