@@ -9,20 +9,54 @@ import (
 	"strings"
 )
 
+// Header values shared by every JSON response. Assigned straight into the
+// header map (their keys are already canonical), which saves Header.Set's
+// key canonicalisation and slice on the hot path; net/http copies the map
+// before it writes, and a later Add would append to a full slice, that is
+// to a copy, so sharing them is safe.
+var (
+	jsonContentType = []string{"application/json; charset=utf-8"}
+	noSniff         = []string{"nosniff"}
+)
+
 // writeJSON writes v with status. Encoding errors can only come from a broken
 // connection, which nobody is left to tell.
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.Header().Set("X-Content-Type-Options", "nosniff")
+	h := w.Header()
+	h["Content-Type"] = jsonContentType
+	h["X-Content-Type-Options"] = noSniff
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(v)
+}
+
+// writeRawJSON is writeJSON for a body already encoded.
+func writeRawJSON(w http.ResponseWriter, status int, body []byte) {
+	h := w.Header()
+	h["Content-Type"] = jsonContentType
+	h["X-Content-Type-Options"] = noSniff
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
+
+// readBody reads a request body whole, into a buffer of the announced size
+// when there is one (the body limit still applies: r.Body is a
+// MaxBytesReader).
+func readBody(r *http.Request) ([]byte, error) {
+	if n := r.ContentLength; n > 0 && n <= maxBody {
+		buf := make([]byte, n)
+		if _, err := io.ReadFull(r.Body, buf); err != nil {
+			return nil, err // a short body is io.ErrUnexpectedEOF, as from io.ReadAll
+		}
+		return buf, nil
+	}
+	return io.ReadAll(r.Body)
 }
 
 // decodeJSON reads the request body into dst strictly: it must be one JSON
 // value, with no fields dst does not know. Syntax errors are invalid_json;
 // unknown fields and wrong types are invalid_payload naming the field.
 func decodeJSON(r *http.Request, dst any) error {
-	body, err := io.ReadAll(r.Body)
+	body, err := readBody(r)
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"runtime/debug"
 	"strconv"
@@ -73,7 +74,7 @@ func (s *Server) outer(next http.Handler) http.Handler {
 		if id == "" || len(id) > 64 {
 			id = nextRequestID()
 		}
-		w.Header().Set("X-Request-Id", id)
+		w.Header()["X-Request-Id"] = []string{id}
 		ctx := context.WithValue(r.Context(), keyRequestID, id)
 		r = r.WithContext(ctx)
 		r.Body = http.MaxBytesReader(w, r.Body, maxBody)
@@ -88,6 +89,9 @@ func (s *Server) outer(next http.Handler) http.Handler {
 				if sw.status == 0 {
 					writeJSON(sw, http.StatusInternalServerError, map[string]string{"error": "internal_error", "message": "internal error"})
 				}
+			}
+			if !s.log.Enabled(ctx, slog.LevelInfo) {
+				return // the access log is off: skip building its line
 			}
 			s.log.InfoContext(ctx, "request", "request_id", id, "method", r.Method, "path", redactPath(r.URL.Path),
 				"status", sw.status, "bytes", sw.bytes, "duration_ms", float64(time.Since(start).Microseconds())/1000,

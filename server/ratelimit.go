@@ -98,10 +98,13 @@ func (l *limiter) size() int {
 // bucket is empty it returns 429 rate_limited with Retry-After.
 func (s *Server) rateLimit(w http.ResponseWriter, key string, perMinute int) error {
 	v := s.limits.take(key, perMinute)
+	// Canonical keys assigned directly (Set would canonicalise them on
+	// every request); on the wire they read X-Ratelimit-*, which header
+	// names being case-insensitive makes the same as X-RateLimit-*.
 	h := w.Header()
-	h.Set("X-RateLimit-Limit", strconv.Itoa(v.limit))
-	h.Set("X-RateLimit-Remaining", strconv.Itoa(v.remaining))
-	h.Set("X-RateLimit-Reset", strconv.FormatInt(v.reset.Unix(), 10))
+	h["X-Ratelimit-Limit"] = []string{strconv.Itoa(v.limit)}
+	h["X-Ratelimit-Remaining"] = []string{strconv.Itoa(v.remaining)}
+	h["X-Ratelimit-Reset"] = []string{strconv.FormatInt(v.reset.Unix(), 10)}
 	if v.ok {
 		return nil
 	}
