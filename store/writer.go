@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"time"
 )
 
 // ErrClosed is returned for writes submitted after Close.
@@ -62,30 +63,13 @@ func (s *Store) submit(req *writeReq) error {
 // writer is the only goroutine that writes to the database.
 func (s *Store) writer() {
 	defer close(s.stopped)
-	batch := make([]*writeReq, 0, maxBatch)
+	last := 0
 	for {
 		select {
 		case req := <-s.batches:
-			batch = append(batch[:0], req)
+			last = s.runBatch(req, last)
 		case <-s.stop:
 			s.drain()
-			return
-		}
-		s.gather(&batch)
-		s.commit(batch)
-	}
-}
-
-// gather adds to batch whatever is queued now. It does not linger for
-// writes on their way: measured, that only delayed batches whose writers
-// were all already waiting (BenchmarkCreateMessage: 69 µs/op with a
-// 250 µs linger, 32 µs/op without).
-func (s *Store) gather(batch *[]*writeReq) {
-	for len(*batch) < maxBatch {
-		select {
-		case req := <-s.batches:
-			*batch = append(*batch, req)
-		default:
 			return
 		}
 	}
@@ -96,54 +80,117 @@ func (s *Store) drain() {
 	for {
 		select {
 		case req := <-s.batches:
-			s.commit([]*writeReq{req})
+			s.runBatch(req, 0)
 		default:
 			return
 		}
 	}
 }
 
-// commit runs one batch in one transaction and reports to every caller.
-func (s *Store) commit(batch []*writeReq) {
-	errs := make([]error, len(batch))
-	err := s.runBatch(batch, errs)
-	if err == nil {
-		s.wake.fire()
-	} else {
-		clear(s.wake.marked)
-	}
-	for i, req := range batch {
-		if err != nil && errs[i] == nil {
-			errs[i] = err
-		}
-		req.done <- errs[i]
-	}
-}
+// maxLinger bounds how long a batch waits for more writes (see runBatch).
+const maxLinger = time.Millisecond
 
-func (s *Store) runBatch(batch []*writeReq, errs []error) error {
-	// Background: a context that can be cancelled makes the driver start a
-	// watcher goroutine per statement. Each request's own context was
-	// checked when its turn came; once running, a write completes.
+// runBatch runs first in a new transaction, then every write that arrives
+// while the transaction is open, commits, and reports to every caller. It
+// returns the batch's size.
+//
+// Writes run as they arrive, so a batch grows while it works instead of
+// being fixed when it starts. When the queue runs dry before the batch is
+// as large as the last one (target), it waits up to maxLinger for more: the
+// callers the last commit answered are most likely on their way back, and
+// one fsync for all of them costs less than one each. Measured with
+// bench/load.sh at 32 connections: ~16.3k sends/s for batches fixed at
+// their start, ~17.0k growing, ~17.8k growing with the wait (300 µs to 2 ms
+// all gave about the same). A lone client never waits: its target is 1.
+func (s *Store) runBatch(first *writeReq, target int) int {
+	reqs := []*writeReq{first}
+	errs := []error{nil}
+	fail := func(err error) int {
+		clear(s.wake.marked)
+		report(reqs, errs, err)
+		return len(reqs)
+	}
 	ctx := context.Background()
 	tx, err := s.write.BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("store: begin: %w", err)
+		return fail(fmt.Errorf("store: begin: %w", err))
 	}
 	defer tx.Rollback()
+	run := s.runner(tx)
+	if err := run(first, &errs[0]); err != nil {
+		return fail(err)
+	}
+	var timer *time.Timer
+	var deadline <-chan time.Time
+	for len(reqs) < maxBatch {
+		var req *writeReq
+		select {
+		case req = <-s.batches:
+		default:
+		}
+		if req == nil {
+			if len(reqs) >= target {
+				break
+			}
+			if timer == nil {
+				timer = time.NewTimer(maxLinger)
+				defer timer.Stop()
+				deadline = timer.C
+			}
+			select {
+			case req = <-s.batches:
+			case <-deadline:
+			}
+			if req == nil {
+				break
+			}
+		}
+		reqs = append(reqs, req)
+		errs = append(errs, nil)
+		if err := run(req, &errs[len(errs)-1]); err != nil {
+			return fail(err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fail(fmt.Errorf("store: commit: %w", err))
+	}
+	s.wake.fire()
+	report(reqs, errs, nil)
+	return len(reqs)
+}
+
+// report tells every caller of a batch its outcome: its own error, else
+// the batch's.
+func report(reqs []*writeReq, errs []error, batchErr error) {
+	for i, req := range reqs {
+		err := errs[i]
+		if err == nil {
+			err = batchErr
+		}
+		req.done <- err
+	}
+}
+
+// runner returns the function that runs one write in tx: inside its own
+// savepoint, so that its error undoes only its own changes and goes only to
+// its own caller (*errp). A non-nil return is an error of the transaction
+// itself, which fails the whole batch.
+func (s *Store) runner(tx *sql.Tx) func(req *writeReq, errp *error) error {
+	ctx := context.Background()
 	savepoint, release, rollbackTo := tx.Stmt(s.st.savepoint), tx.Stmt(s.st.release), tx.Stmt(s.st.rollbackTo)
-	for i, req := range batch {
+	return func(req *writeReq, errp *error) error {
 		if err := req.ctx.Err(); err != nil {
-			errs[i] = err
-			continue
+			*errp = err
+			return nil
 		}
 		if req.single {
-			errs[i] = req.fn(tx)
-			continue
+			*errp = req.fn(tx)
+			return nil
 		}
 		if _, err := savepoint.ExecContext(ctx); err != nil {
 			return fmt.Errorf("store: savepoint: %w", err)
 		}
-		if errs[i] = req.fn(tx); errs[i] != nil {
+		if *errp = req.fn(tx); *errp != nil {
 			if _, err := rollbackTo.ExecContext(ctx); err != nil {
 				return fmt.Errorf("store: rollback to savepoint: %w", err)
 			}
@@ -151,9 +198,6 @@ func (s *Store) runBatch(batch []*writeReq, errs []error) error {
 		if _, err := release.ExecContext(ctx); err != nil {
 			return fmt.Errorf("store: release savepoint: %w", err)
 		}
+		return nil
 	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("store: commit: %w", err)
-	}
-	return nil
 }
