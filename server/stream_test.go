@@ -521,3 +521,41 @@ func TestStreamChannelDeleteSendsDeletions(t *testing.T) {
 		}
 	}
 }
+
+// TestStreamUserDeleteTellsApprovers: when the owner of an approval channel
+// deletes their account, its messages go with it, and an approver's live
+// stream hears of each one. An approver's own channel is untouched.
+func TestStreamUserDeleteTellsApprovers(t *testing.T) {
+	f := aprSetup(t)
+	env := f.env
+	f.rule(1, 3600, f.b)
+	ids := []string{f.send(), f.send()}
+	_, bobToken := streamChannel(env, f.b, "bob's own")
+	bobsOwn := streamSend(env, bobToken, "bob's own message")
+
+	bob := streamOpen(env, f.b.Token)
+	defer bob.close()
+	bob.waitComment("connected")
+	env.do(200, "DELETE", "/v1/auth/user", nil, f.a.Token)
+
+	got := map[string]bool{}
+	for range ids {
+		ev := bob.next(2 * time.Second)
+		data := ev.JSON(t)
+		if ev.Event != "message.deleted" || data["channel_id"] != f.chID {
+			t.Fatalf("bob got %s %v, want message.deleted in %s", ev.Event, data, f.chID)
+		}
+		got[data["id"].(string)] = true
+	}
+	for _, id := range ids {
+		if !got[id] {
+			t.Errorf("no message.deleted for %s; got %v", id, got)
+		}
+	}
+	select {
+	case ev := <-bob.events:
+		t.Errorf("unexpected event %s %s", ev.Event, ev.Data)
+	case <-time.After(50 * time.Millisecond):
+	}
+	env.do(200, "GET", "/v1/messages/"+bobsOwn, nil, f.b.Token)
+}

@@ -124,10 +124,28 @@ func (s *Store) SetUserAdmin(ctx context.Context, id string, admin bool) error {
 
 // DeleteUser deletes a user and, through foreign keys, everything they own:
 // channels, messages, queued deliveries, keys, sessions, devices, folders and
-// pins, all in one transaction.
+// pins, all in one transaction. The other users who approve on their
+// channels get a message.deleted event for each of those messages, as when
+// a channel is deleted.
 func (s *Store) DeleteUser(ctx context.Context, id string) error {
 	defer s.tokens.invalidate()
-	return s.updateOne(ctx, "delete user", "DELETE FROM users WHERE id = ?", id)
+	err := s.update(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `INSERT INTO events (user_id, type, message_id, channel_id, created_at)
+			SELECT j.value, ?2, m.id, m.channel_id, ?3
+			FROM channels c JOIN messages m ON m.channel_id = c.id, json_each(m.approval, '$.approvers') j
+			WHERE c.user_id = ?1 AND m.approval IS NOT NULL AND j.value != ?1`, id, EventDeleted, ms(s.now()))
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n > 0 {
+			s.wake.mark(TopicEvents)
+		}
+		return execOne(ctx, tx, "DELETE FROM users WHERE id = ?", id)
+	})
+	if err != nil {
+		return fmt.Errorf("store: delete user %s: %w", id, err)
+	}
+	return nil
 }
 
 // updateOne runs a statement that must touch exactly one row; none is ErrNotFound.
