@@ -51,7 +51,7 @@ func providerError(err error) error {
 func (s *Server) signInWith(ctx context.Context, p *auth.Provider, c *auth.Claims) (*store.User, error) {
 	cfg := p.Config()
 	u, created, err := s.st.SignInOIDC(ctx, store.OIDCSignIn{Provider: cfg.Name, Subject: c.Subject, Email: c.Email,
-		EmailVerified: c.EmailVerified, Name: c.Name, Admin: c.Admin, AllowSignup: cfg.SignupAllowed(),
+		EmailVerified: c.EmailVerified, Name: c.Name, AdminManaged: cfg.AdminClaim != "", Admin: c.Admin, AllowSignup: cfg.SignupAllowed(),
 		LinkByEmail: cfg.LinkByEmail, Plan: s.cfg.DefaultPlan})
 	if err != nil {
 		return nil, providerError(err)

@@ -301,6 +301,50 @@ func TestOIDCAdminClaim(t *testing.T) {
 	}
 }
 
+// TestOIDCAdminClaimWithdrawn: admin given by the claim follows the claim
+// (a user taken out of the group is no admin at their next sign-in), while
+// an admin made otherwise (the CLI) stays one whatever the claim says.
+func TestOIDCAdminClaimWithdrawn(t *testing.T) {
+	t.Parallel()
+	fake := newFakeIdP(t)
+	env := oidcEnv(t, fake)
+	signIn := func(sub string, groups any) (isAdmin bool, token, userID string) {
+		t.Helper()
+		r := oidcDo(t, env, 200, "POST", "/v1/auth/homelab", map[string]any{"id_token": fake.token(map[string]any{
+			"sub": sub, "email": sub + "@example.com", "groups": groups})}, "")
+		u := oidcUser(t, r)
+		return u["is_admin"] == true, r.Str("access_token"), u["id"].(string)
+	}
+	admins := []string{"herald-admins"}
+
+	if admin, _, _ := signIn("carol", admins); !admin {
+		t.Fatal("the claim did not make carol an admin")
+	}
+	_, oldToken, _ := signIn("carol", admins)
+	if admin, _, _ := signIn("carol", []string{"users"}); admin {
+		t.Fatal("carol is still an admin after leaving the group")
+	}
+	// A session from before the change is no admin either.
+	if me := oidcDo(t, env, 200, "GET", "/v1/auth/me", nil, oldToken); me.Body["is_admin"] != false {
+		t.Errorf("carol's earlier session: is_admin = %v, want false", me.Body["is_admin"])
+	}
+	if admin, _, _ := signIn("carol", admins); !admin {
+		t.Fatal("back in the group, carol is not an admin again")
+	}
+
+	// Dave is made an admin by the operator; the claim neither gives nor
+	// takes that.
+	_, _, dave := signIn("dave", nil)
+	if err := env.st.SetUserAdmin(context.Background(), dave, true); err != nil {
+		t.Fatal(err)
+	}
+	for _, groups := range []any{admins, nil, []string{"users"}} {
+		if admin, _, _ := signIn("dave", groups); !admin {
+			t.Fatalf("signing in with groups %v took away the operator's admin flag", groups)
+		}
+	}
+}
+
 func TestOIDCUnknownProviderAndLocalOff(t *testing.T) {
 	t.Parallel()
 	fake := newFakeIdP(t)

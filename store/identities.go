@@ -23,10 +23,53 @@ type OIDCSignIn struct {
 	Email         string
 	EmailVerified bool
 	Name          string
-	Admin         bool // the admin claim matched: the user becomes an admin
-	AllowSignup   bool
-	LinkByEmail   bool
-	Plan          string // plan of a new user
+	// AdminManaged says the provider has an admin claim configured; Admin,
+	// that it matched. A match makes the user an admin; a later sign-in
+	// without it withdraws that (and only that) admin flag.
+	AdminManaged bool
+	Admin        bool
+	AllowSignup  bool
+	LinkByEmail  bool
+	Plan         string // plan of a new user
+}
+
+// syncClaimedAdmin applies a provider's admin claim at sign-in: a match
+// makes a non-admin an admin and records that this identity did so; no
+// match withdraws an admin flag this identity gave, unless another of the
+// user's identities gave it too.
+func syncClaimedAdmin(ctx context.Context, tx *sql.Tx, u *User, in OIDCSignIn) error {
+	var granted bool
+	if err := tx.QueryRowContext(ctx, "SELECT grants_admin FROM identities WHERE provider = ? AND subject = ?",
+		in.Provider, in.Subject).Scan(&granted); err != nil {
+		return err
+	}
+	switch {
+	case in.Admin && !u.IsAdmin:
+		u.IsAdmin = true
+		if _, err := tx.ExecContext(ctx, "UPDATE users SET is_admin = 1 WHERE id = ?", u.ID); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, "UPDATE identities SET grants_admin = 1 WHERE provider = ? AND subject = ?",
+			in.Provider, in.Subject)
+		return err
+	case !in.Admin && granted:
+		if _, err := tx.ExecContext(ctx, "UPDATE identities SET grants_admin = 0 WHERE provider = ? AND subject = ?",
+			in.Provider, in.Subject); err != nil {
+			return err
+		}
+		var others bool
+		if err := tx.QueryRowContext(ctx, "SELECT EXISTS (SELECT 1 FROM identities WHERE user_id = ? AND grants_admin = 1)",
+			u.ID).Scan(&others); err != nil {
+			return err
+		}
+		if others {
+			return nil
+		}
+		u.IsAdmin = false
+		_, err := tx.ExecContext(ctx, "UPDATE users SET is_admin = 0 WHERE id = ?", u.ID)
+		return err
+	}
+	return nil
 }
 
 // SignInOIDC finds or creates the user for an identity, in one transaction:
@@ -71,11 +114,8 @@ func (s *Store) SignInOIDC(ctx context.Context, in OIDCSignIn) (*User, bool, err
 		} else if err != nil {
 			return err
 		}
-		if in.Admin && !u.IsAdmin {
-			u.IsAdmin = true
-			if _, err := tx.ExecContext(ctx, "UPDATE users SET is_admin = 1 WHERE id = ?", u.ID); err != nil {
-				return err
-			}
+		if in.AdminManaged {
+			return syncClaimedAdmin(ctx, tx, u, in)
 		}
 		// err may still hold the ErrNotFound of the lookups above: every real
 		// failure has returned by now.
