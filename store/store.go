@@ -63,6 +63,12 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 			return nil, fmt.Errorf("store: create data dir: %w", err)
 		}
 	}
+	// A new database is created readable by its owner only (SQLite gives
+	// the -wal and -shm files the database file's mode). An existing file
+	// keeps the mode it has.
+	if err := createPrivate(path); err != nil && !errors.Is(err, os.ErrExist) {
+		return nil, fmt.Errorf("store: create database file: %w", err)
+	}
 	// Pragmas live in the DSN so that every pooled connection gets them,
 	// including ones database/sql opens later behind our back.
 	q := url.Values{}
@@ -141,6 +147,11 @@ func (s *Store) Ping(ctx context.Context) error {
 // a temporary name beside dst and renames it.
 func (s *Store) Backup(ctx context.Context, dst string) error {
 	tmp := dst + ".tmp-" + randomString(8)
+	// VACUUM INTO accepts an empty file, so the copy gets the owner-only
+	// mode too.
+	if err := createPrivate(tmp); err != nil {
+		return fmt.Errorf("store: backup: %w", err)
+	}
 	if _, err := s.read.ExecContext(ctx, "VACUUM INTO ?", tmp); err != nil {
 		os.Remove(tmp)
 		return fmt.Errorf("store: backup: %w", err)
@@ -150,6 +161,17 @@ func (s *Store) Backup(ctx context.Context, dst string) error {
 		return fmt.Errorf("store: backup: %w", err)
 	}
 	return nil
+}
+
+// createPrivate creates an empty file that only its owner can read: the
+// database and its backups hold webhook tokens and secrets. It fails with
+// os.ErrExist if path exists.
+func createPrivate(path string) error {
+	f, err := os.OpenFile(path, os.O_RDONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	return f.Close()
 }
 
 // ms converts a time to the unix milliseconds the schema stores.

@@ -455,6 +455,11 @@ func TestBackupWhileWriting(t *testing.T) {
 			t.Fatalf("backup %d: %v", round, err)
 		}
 		after := int(committed.Load())
+		if info, err := os.Stat(dst); err != nil {
+			t.Fatal(err)
+		} else if mode := info.Mode().Perm(); mode&0o077 != 0 {
+			t.Errorf("backup %d has mode %v, want no access for group and others", round, mode)
+		}
 		n := backupUsers(t, dst)
 		if n < before || n > after+1 || n < prev {
 			t.Errorf("backup %d holds %d users; %d were committed before it started, %d after it ended, %d in the previous backup",
@@ -698,5 +703,26 @@ func TestTokenCacheSeesChanges(t *testing.T) {
 	err = st.CreateMessage(ctx, &Message{ChannelID: ch.ID, Title: "x", Priority: "normal"})
 	if !errors.Is(err, ErrNotFound) {
 		t.Fatalf("insert into a deleted channel: %v, want ErrNotFound", err)
+	}
+}
+
+// A new database and its WAL files are readable by their owner only: they
+// hold webhook tokens and secrets.
+func TestNewDatabaseIsPrivate(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "herald.db")
+	s := openFoundation(t, path, Options{})
+	if err := s.CreateUser(context.Background(), &User{Email: "p@example.com", Plan: "free"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"herald.db", "herald.db-wal", "herald.db-shm"} {
+		info, err := os.Stat(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if mode := info.Mode().Perm(); mode&0o077 != 0 {
+			t.Errorf("%s has mode %v, want no access for group and others", name, mode)
+		}
 	}
 }
