@@ -61,7 +61,12 @@ func (a *app) serve(ctx context.Context) error {
 		return err
 	}
 	reg := prometheus.NewRegistry()
-	srv := server.New(server.Options{Config: cfg, Store: st, Logger: log, Version: version, UI: web.Handler(), Registry: reg})
+	subs, err := server.NewSubscriptions(cfg.Subscriptions, &http.Client{Timeout: 15 * time.Second}, nil)
+	if err != nil {
+		return err
+	}
+	srv := server.New(server.Options{Config: cfg, Store: st, Logger: log, Version: version, UI: web.Handler(),
+		Registry: reg, Subscriptions: subs})
 	queue := delivery.New(st, delivery.Config{
 		Workers: cfg.Delivery.Workers, Timeout: cfg.Delivery.Timeout.Duration,
 		BackoffBase: cfg.Delivery.BackoffBase.Duration, BackoffMax: cfg.Delivery.BackoffMax.Duration,

@@ -171,6 +171,7 @@ type Google struct {
 	CredentialsFile string   `toml:"credentials_file"` // service-account JSON
 	Endpoint        string   `toml:"endpoint"`         // overrides the Play Developer API base URL, for tests
 	PubsubAudience  string   `toml:"pubsub_audience"`  // audience of the Pub/Sub push OIDC token
+	PubsubEmail     string   `toml:"pubsub_email"`     // service account the push token must name; "" = any
 }
 
 // Retention configures the background sweep of old data.

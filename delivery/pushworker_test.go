@@ -9,7 +9,6 @@ import (
 	"crypto/elliptic"
 	"crypto/hkdf"
 	"crypto/rand"
-	"crypto/rsa"
 	"crypto/sha256"
 	"crypto/x509"
 	"encoding/base64"
@@ -29,6 +28,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/heraldhq/herald/internal/googletest"
 	"github.com/heraldhq/herald/push"
 	"github.com/heraldhq/herald/store"
 )
@@ -63,7 +63,7 @@ type pwFakes struct {
 	auth    []byte
 
 	apnsKeyFile string
-	saFile      string
+	sa          *googletest.ServiceAccount
 	vapidPub    string
 	vapidPriv   string
 
@@ -100,31 +100,12 @@ func newPWFakes(t *testing.T) *pwFakes {
 	f.apns.StartTLS()
 	t.Cleanup(f.apns.Close)
 
-	rsaKey, err := rsa.GenerateKey(rand.Reader, 2048)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if der, err = x509.MarshalPKCS8PrivateKey(rsaKey); err != nil {
-		t.Fatal(err)
-	}
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST /token", func(w http.ResponseWriter, r *http.Request) {
-		if r.FormValue("grant_type") != "urn:ietf:params:oauth:grant-type:jwt-bearer" || r.FormValue("assertion") == "" {
-			t.Errorf("token request without a JWT-bearer grant: %v", r.PostForm)
-		}
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = io.WriteString(w, `{"access_token":"ya29.test","token_type":"Bearer","expires_in":3600}`)
-	})
 	mux.HandleFunc("POST /v1/projects/herald-test/messages:send", f.serveFCM)
 	f.google = httptest.NewServer(mux)
 	t.Cleanup(f.google.Close)
-	sa, _ := json.Marshal(map[string]string{"type": "service_account", "project_id": "herald-test",
-		"private_key_id": "k1", "private_key": string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})),
-		"client_email": "herald@herald-test.iam.gserviceaccount.com", "token_uri": f.google.URL + "/token"})
-	f.saFile = filepath.Join(dir, "sa.json")
-	if err := os.WriteFile(f.saFile, sa, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	f.sa = googletest.New(t, mux, f.google.URL, "https://www.googleapis.com/auth/firebase.messaging",
+		"herald-test", "herald@herald-test.iam.gserviceaccount.com")
 
 	if f.browser, err = ecdh.P256().GenerateKey(rand.Reader); err != nil {
 		t.Fatal(err)
@@ -154,7 +135,7 @@ func (f *pwFakes) dispatcher(withAPNs, withFCM, withWeb bool) *push.Dispatcher {
 		}
 	}
 	if withFCM {
-		if fcm, err = push.NewFCM(push.FCMConfig{CredentialsFile: f.saFile, Endpoint: f.google.URL},
+		if fcm, err = push.NewFCM(push.FCMConfig{CredentialsFile: f.sa.CredentialsFile, Endpoint: f.google.URL},
 			&http.Client{Timeout: 5 * time.Second}); err != nil {
 			f.t.Fatal(err)
 		}
@@ -243,7 +224,7 @@ func (f *pwFakes) serveAPNs(w http.ResponseWriter, r *http.Request) {
 }
 
 func (f *pwFakes) serveFCM(w http.ResponseWriter, r *http.Request) {
-	if r.Header.Get("Authorization") != "Bearer ya29.test" {
+	if !f.sa.Authorized(r.Header.Get("Authorization")) {
 		f.t.Errorf("FCM send with Authorization %q", r.Header.Get("Authorization"))
 	}
 	var m struct {

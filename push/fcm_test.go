@@ -2,144 +2,52 @@ package push
 
 import (
 	"context"
-	"crypto"
-	"crypto/rand"
-	"crypto/rsa"
-	"crypto/sha256"
-	"crypto/x509"
-	"encoding/base64"
 	"encoding/json"
-	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/heraldhq/herald/internal/googletest"
 )
 
 const (
 	fcmTestProject = "herald-test"
 	fcmTestEmail   = "herald@herald-test.iam.gserviceaccount.com"
-	fcmTestToken   = "ya29.test"
 )
 
-// fakeGoogle serves the OAuth2 token endpoint of a service account (the
-// JWT-bearer grant) and the FCM HTTP v1 send endpoint.
+// fakeGoogle is a service account's token endpoint (googletest) and the FCM
+// HTTP v1 send endpoint.
 type fakeGoogle struct {
 	t   *testing.T
 	srv *httptest.Server
-	pub *rsa.PublicKey
+	sa  *googletest.ServiceAccount
 
-	mu           sync.Mutex
-	tokenFetches int
-	sends        []map[string]any
-	status       int    // send answer; 0 is 200
-	answer       string // send answer body
+	mu     sync.Mutex
+	sends  []map[string]any
+	status int    // send answer; 0 is 200
+	answer string // send answer body
 }
 
 func newFakeGoogle(t *testing.T) (*fakeGoogle, *FCM) {
 	t.Helper()
-	key, err := rsa.GenerateKey(rand.Reader, 2048)
-	if err != nil {
-		t.Fatal(err)
-	}
-	der, err := x509.MarshalPKCS8PrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	g := &fakeGoogle{t: t, pub: &key.PublicKey}
+	g := &fakeGoogle{t: t}
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST /token", g.serveToken)
 	mux.HandleFunc("POST /v1/projects/{project}/{send}", g.serveSend)
 	g.srv = httptest.NewServer(mux)
 	t.Cleanup(g.srv.Close)
-
-	sa, err := json.Marshal(map[string]string{
-		"type":           "service_account",
-		"project_id":     fcmTestProject,
-		"private_key_id": "key-1",
-		"private_key":    string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})),
-		"client_email":   fcmTestEmail,
-		"client_id":      "1234567890",
-		"token_uri":      g.srv.URL + "/token",
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	file := filepath.Join(t.TempDir(), "service-account.json")
-	if err := os.WriteFile(file, sa, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	f, err := NewFCM(FCMConfig{CredentialsFile: file, Endpoint: g.srv.URL}, &http.Client{Timeout: 5 * time.Second})
+	g.sa = googletest.New(t, mux, g.srv.URL, fcmScope, fcmTestProject, fcmTestEmail)
+	f, err := NewFCM(FCMConfig{CredentialsFile: g.sa.CredentialsFile, Endpoint: g.srv.URL}, &http.Client{Timeout: 5 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return g, f
-}
-
-// serveToken checks the JWT-bearer grant: an assertion signed RS256 by the
-// service account's key, for the FCM scope, addressed to this endpoint.
-func (g *fakeGoogle) serveToken(w http.ResponseWriter, r *http.Request) {
-	if err := r.ParseForm(); err != nil {
-		g.t.Errorf("token request: %v", err)
-	}
-	if got, want := r.PostForm.Get("grant_type"), "urn:ietf:params:oauth:grant-type:jwt-bearer"; got != want {
-		g.t.Errorf("grant_type = %q, want %q", got, want)
-	}
-	if err := g.checkAssertion(r.PostForm.Get("assertion")); err != nil {
-		g.t.Errorf("assertion: %v", err)
-		w.WriteHeader(http.StatusBadRequest)
-		_, _ = io.WriteString(w, `{"error":"invalid_grant"}`)
-		return
-	}
-	g.mu.Lock()
-	g.tokenFetches++
-	g.mu.Unlock()
-	w.Header().Set("Content-Type", "application/json")
-	_, _ = fmt.Fprintf(w, `{"access_token":%q,"token_type":"Bearer","expires_in":3600}`, fcmTestToken)
-}
-
-func (g *fakeGoogle) checkAssertion(tok string) error {
-	parts := strings.Split(tok, ".")
-	if len(parts) != 3 {
-		return fmt.Errorf("%q is not a compact JWS", tok)
-	}
-	sig, err := base64.RawURLEncoding.DecodeString(parts[2])
-	if err != nil {
-		return err
-	}
-	digest := sha256.Sum256([]byte(parts[0] + "." + parts[1]))
-	if err := rsa.VerifyPKCS1v15(g.pub, crypto.SHA256, digest[:], sig); err != nil {
-		return fmt.Errorf("RS256 signature: %w", err)
-	}
-	header, err := jwtPart(parts[0])
-	if err != nil {
-		return err
-	}
-	claims, err := jwtPart(parts[1])
-	if err != nil {
-		return err
-	}
-	if header["alg"] != "RS256" {
-		return fmt.Errorf("alg = %v, want RS256", header["alg"])
-	}
-	for k, want := range map[string]string{"iss": fcmTestEmail, "scope": fcmScope, "aud": g.srv.URL + "/token"} {
-		if claims[k] != want {
-			return fmt.Errorf("claim %s = %v, want %q", k, claims[k], want)
-		}
-	}
-	exp, _ := claims["exp"].(float64)
-	if !time.Unix(int64(exp), 0).After(time.Now()) {
-		return fmt.Errorf("exp %v is not in the future", claims["exp"])
-	}
-	return nil
 }
 
 func (g *fakeGoogle) serveSend(w http.ResponseWriter, r *http.Request) {
@@ -148,8 +56,8 @@ func (g *fakeGoogle) serveSend(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusNotFound)
 		return
 	}
-	if got, want := r.Header.Get("Authorization"), "Bearer "+fcmTestToken; got != want {
-		g.t.Errorf("Authorization = %q, want %q", got, want)
+	if got := r.Header.Get("Authorization"); !g.sa.Authorized(got) {
+		g.t.Errorf("Authorization = %q, not a token the token endpoint issued", got)
 		w.WriteHeader(http.StatusUnauthorized)
 		return
 	}
@@ -190,11 +98,7 @@ func (g *fakeGoogle) lastMessage() map[string]any {
 	return m
 }
 
-func (g *fakeGoogle) fetches() int {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.tokenFetches
-}
+func (g *fakeGoogle) fetches() int { return len(g.sa.Issued()) }
 
 // fcmError is an FCM v1 error body.
 func fcmError(code int, status, errorCode string) string {

@@ -82,7 +82,12 @@ func openTestEnv(t testing.TB, dir string, clk *clock, configure ...func(*config
 		t.Fatal(err)
 	}
 	logs := &bytes.Buffer{}
-	s := New(Options{Config: cfg, Store: st, Logger: slog.New(slog.NewTextHandler(&lockedWriter{w: logs}, nil)), Now: now, Version: "test"})
+	subs, err := NewSubscriptions(cfg.Subscriptions, &http.Client{Timeout: 10 * time.Second}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := New(Options{Config: cfg, Store: st, Logger: slog.New(slog.NewTextHandler(&lockedWriter{w: logs}, nil)), Now: now,
+		Version: "test", Subscriptions: subs})
 	srv := httptest.NewServer(s.Handler())
 	// base_url must point at the test server for webhook_url values.
 	s.baseURL = srv.URL

@@ -49,6 +49,8 @@ func (s *Server) routes() {
 	s.public(get, "/v1/callback/:token/:message_id", s.handlePoll)
 	s.public(post, "/v1/webhook/:source/:token", s.handleWebhook)
 	s.authed(get, "/v1/subscriptions", s.handleSubscription)
+	s.authed(post, "/v1/subscriptions/:store/verify", s.handleVerifyPurchase)
+	s.public(post, "/v1/subscriptions/:store/webhook", s.handleStoreWebhook)
 	s.authed(get, "/v1/messages", s.handleListMessages)
 	s.authed(get, "/v1/messages/:id", s.handleGetMessage)
 	s.authed(del, "/v1/messages/:id", s.handleDeleteMessage)

@@ -34,6 +34,9 @@ type Options struct {
 	// HTTPClient makes the outbound calls to identity providers; default
 	// one with a 15-second timeout.
 	HTTPClient *http.Client
+	// Subscriptions are the configured app stores (NewSubscriptions); nil:
+	// none, and their endpoints answer 404.
+	Subscriptions *Subscriptions
 }
 
 // Server is the HTTP API.
@@ -52,6 +55,7 @@ type Server struct {
 	limits    *limiter
 	keyUse    *keyUse
 	providers map[string]*auth.Provider
+	subs      *Subscriptions
 
 	streamsDone  chan struct{}
 	closeStreams sync.Once
@@ -78,6 +82,7 @@ func New(opts Options) *Server {
 		metrics:     newMetrics(opts.Registry),
 		limits:      newLimiter(opts.Now),
 		keyUse:      newKeyUse(),
+		subs:        opts.Subscriptions,
 		streamsDone: make(chan struct{}),
 	}
 	s.providers = map[string]*auth.Provider{}

@@ -9,7 +9,8 @@ import (
 const eventHistory = 24 * time.Hour
 
 // sweep does the periodic clean-up: responses not read in time expire,
-// messages past retention go, and so do dead sessions.
+// messages past retention go, subscriptions past their end date end (and
+// with them the pro plan), and dead sessions go.
 func (s *Server) sweep(ctx context.Context) {
 	now := s.now()
 	if n, err := s.st.ExpireResponses(ctx, s.expireBefore()); err != nil {
@@ -24,6 +25,11 @@ func (s *Server) sweep(ctx context.Context) {
 	}
 	if _, err := s.st.DeleteEventsBefore(ctx, now.Add(-eventHistory)); err != nil {
 		s.log.Warn("sweep: events", "err", err)
+	}
+	if n, err := s.st.ExpireSubscriptions(ctx, "pro", s.cfg.DefaultPlan); err != nil {
+		s.log.Warn("sweep: subscriptions", "err", err)
+	} else if n > 0 {
+		s.log.Info("sweep: subscriptions ended", "count", n)
 	}
 	if _, err := s.st.DeleteExpiredSessions(ctx); err != nil {
 		s.log.Warn("sweep: sessions", "err", err)
