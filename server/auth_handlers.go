@@ -65,39 +65,80 @@ func (s *Server) handleAuthPost(w http.ResponseWriter, r *http.Request, p httpro
 }
 
 func (s *Server) handleLocalSignIn(w http.ResponseWriter, r *http.Request) error {
+	u, err := s.checkPassword(w, r)
+	if err != nil {
+		return err
+	}
+	return s.startSession(w, r, u)
+}
+
+// handleBrowserLocalSignIn is POST /auth/local: the admin UI's password
+// sign-in. Same body and checks as POST /v1/auth/local, but the browser
+// gets the session cookie and CSRF cookie of the OIDC browser sign-in
+// instead of tokens, and the answer is {user}.
+func (s *Server) handleBrowserLocalSignIn(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+	if !s.cfg.Auth.LocalPasswords {
+		return errNotFound("local password sign-in is turned off")
+	}
+	u, err := s.checkPassword(w, r)
+	if err != nil {
+		return err
+	}
+	if err := s.startBrowserSession(w, r, u); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"user": renderUser(u)})
+	return nil
+}
+
+// handleProviders is GET /v1/auth/providers: how the sign-in page offers to
+// sign in. Public: it names only what the login page shows anyway.
+func (s *Server) handleProviders(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+	list := make([]map[string]string, 0, len(s.providers))
+	for _, pc := range s.cfg.Auth.Providers {
+		if _, ok := s.providers[pc.Name]; ok {
+			list = append(list, map[string]string{"name": pc.Name, "login_url": "/auth/" + pc.Name + "/login"})
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"local": s.cfg.Auth.LocalPasswords, "providers": list})
+	return nil
+}
+
+// checkPassword reads {email, password} and returns the user they sign in,
+// with password guessing throttled per account and per client address.
+func (s *Server) checkPassword(w http.ResponseWriter, r *http.Request) (*store.User, error) {
 	var req struct {
 		Email    string `json:"email"`
 		Password string `json:"password"`
 	}
 	if err := decodeJSON(r, &req); err != nil {
-		return err
+		return nil, err
 	}
 	if strings.TrimSpace(req.Email) == "" || req.Password == "" {
-		return errInvalidPayload("email and password are required")
+		return nil, errInvalidPayload("email and password are required")
 	}
-	// Password guessing is throttled per account and per client address.
 	if err := s.rateLimit(w, "login|"+strings.ToLower(strings.TrimSpace(req.Email)), loginPerMinute); err != nil {
-		return err
+		return nil, err
 	}
 	if err := s.rateLimit(w, "login-ip|"+clientIP(r), 3*loginPerMinute); err != nil {
-		return err
+		return nil, err
 	}
 	u, err := s.st.UserByEmail(r.Context(), req.Email)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && u.PasswordHash == "") {
 		auth.CheckNoUser(req.Password)
-		return errInvalidToken("wrong email or password")
+		return nil, errInvalidToken("wrong email or password")
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
 	ok, err := auth.CheckPassword(u.PasswordHash, req.Password)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if !ok {
-		return errInvalidToken("wrong email or password")
+		return nil, errInvalidToken("wrong email or password")
 	}
-	return s.startSession(w, r, u)
+	return u, nil
 }
 
 // newTokens makes a fresh access/refresh pair and their stored form; the

@@ -227,8 +227,22 @@ func (s *Server) handleCallback(w http.ResponseWriter, r *http.Request, ps httpr
 	if err != nil {
 		return err
 	}
-	// A browser session lives as long as a refresh token would; its
-	// refresh token is never handed out.
+	if err := s.startBrowserSession(w, r, u); err != nil {
+		return err
+	}
+	http.Redirect(w, r, "/", http.StatusFound)
+	return nil
+}
+
+// startBrowserSession signs a browser in as u: an HttpOnly session cookie,
+// and the CSRF token in a cookie the page's script reads and sends back in
+// X-CSRF-Token. A browser session lives as long as a refresh token would;
+// its refresh token is never handed out.
+func (s *Server) startBrowserSession(w http.ResponseWriter, r *http.Request, u *store.User) error {
+	key, err := s.cookieKey(r.Context())
+	if err != nil {
+		return err
+	}
 	lifetime := s.cfg.Auth.RefreshTTL.Duration
 	access, _, tokens := s.newTokens(lifetime)
 	sess, err := s.st.CreateSession(r.Context(), u.ID, tokens)
@@ -237,7 +251,6 @@ func (s *Server) handleCallback(w http.ResponseWriter, r *http.Request, ps httpr
 	}
 	s.setCookie(w, cookieSession, access, "/", lifetime, true)
 	s.setCookie(w, cookieCSRF, csrfToken(key, sess.ID), "/", lifetime, false)
-	http.Redirect(w, r, "/", http.StatusFound)
 	return nil
 }
 

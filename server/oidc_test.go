@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -847,5 +848,82 @@ func TestOIDCSecureCookies(t *testing.T) {
 		if c := oidcCookie(res, name); c == nil || !c.Secure {
 			t.Fatalf("%s cookie on an https base_url: %+v", name, c)
 		}
+	}
+}
+
+// TestBrowserLocalSignIn: the admin UI's password sign-in sets the same
+// cookies as the OIDC browser sign-in, with the same checks as
+// POST /v1/auth/local, and no tokens in the body.
+func TestBrowserLocalSignIn(t *testing.T) {
+	t.Parallel()
+	env := newTestEnv(t)
+	u := env.newUser("kim@example.com")
+	post := func(body any) *http.Response {
+		t.Helper()
+		b, _ := json.Marshal(body)
+		res, err := http.Post(env.srv.URL+"/auth/local", "application/json", strings.NewReader(string(b)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+
+	res := post(map[string]string{"email": u.Email, "password": "wrong"})
+	res.Body.Close()
+	if res.StatusCode != 401 || oidcCookie(res, cookieSession) != nil {
+		t.Fatalf("wrong password: %d, cookies %v", res.StatusCode, res.Header["Set-Cookie"])
+	}
+	res = post(map[string]string{"email": u.Email})
+	res.Body.Close()
+	if res.StatusCode != 400 {
+		t.Fatalf("no password: %d, want 400", res.StatusCode)
+	}
+
+	res = post(map[string]string{"email": u.Email, "password": u.Password})
+	var body map[string]any
+	if err := json.NewDecoder(res.Body).Decode(&body); err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	user, _ := body["user"].(map[string]any)
+	if res.StatusCode != 200 || user["email"] != u.Email || body["access_token"] != nil || body["refresh_token"] != nil {
+		t.Fatalf("sign-in answered %d %v", res.StatusCode, body)
+	}
+	session, csrf := oidcCookie(res, cookieSession), oidcCookie(res, cookieCSRF)
+	if session == nil || !session.HttpOnly || session.SameSite != http.SameSiteLaxMode || session.Path != "/" {
+		t.Fatalf("session cookie %+v", session)
+	}
+	if csrf == nil || csrf.Value == "" || csrf.HttpOnly {
+		t.Fatalf("csrf cookie %+v (the UI must be able to read it)", csrf)
+	}
+	cookie := "herald_session=" + session.Value
+	if me := env.request("GET", "/v1/auth/me", nil, "", "Cookie", cookie); me.Status != 200 || me.Str("email") != u.Email {
+		t.Fatalf("/v1/auth/me with the cookie: %d %s", me.Status, me.Raw)
+	}
+	wantError(t, env.request("POST", "/v1/channels", map[string]string{"name": "x"}, "", "Cookie", cookie), 403, "forbidden")
+	if r := env.request("POST", "/v1/channels", map[string]string{"name": "x"}, "", "Cookie", cookie, headerCSRF, csrf.Value); r.Status != 201 {
+		t.Fatalf("with the CSRF header: %d %s", r.Status, r.Raw)
+	}
+	// A cookie session is a session: it may manage API keys.
+	if r := env.request("POST", "/v1/keys", map[string]string{"name": "ui"}, "", "Cookie", cookie, headerCSRF, csrf.Value); r.Status != 201 {
+		t.Fatalf("key from the browser: %d %s", r.Status, r.Raw)
+	}
+
+	off := newTestEnv(t, func(c *config.Config) { c.Auth.LocalPasswords = false })
+	wantError(t, off.request("POST", "/auth/local", map[string]string{"email": "a@b.c", "password": "x"}, ""), 404, "not_found")
+}
+
+func TestAuthProviders(t *testing.T) {
+	t.Parallel()
+	fake := newFakeIdP(t)
+	env := oidcEnv(t, fake)
+	r := oidcDo(t, env, 200, "GET", "/v1/auth/providers", nil, "")
+	want := map[string]any{"local": true, "providers": []any{map[string]any{"name": "homelab", "login_url": "/auth/homelab/login"}}}
+	if !reflect.DeepEqual(r.Body, want) {
+		t.Fatalf("providers = %s, want %v", r.Raw, want)
+	}
+	plain := newTestEnv(t, func(c *config.Config) { c.Auth.LocalPasswords = false })
+	if r := plain.do(200, "GET", "/v1/auth/providers", nil, ""); r.Body["local"] != false || len(r.Body["providers"].([]any)) != 0 {
+		t.Fatalf("no providers, no passwords: %s", r.Raw)
 	}
 }

@@ -19,6 +19,8 @@ func (s *Server) routes() {
 	s.public(get, "/auth/:idp/login", s.handleLogin)
 	s.public(get, "/auth/:idp/callback", s.handleCallback)
 	s.public(post, "/auth/logout", s.handleBrowserLogout)
+	s.public(post, "/auth/local", s.handleBrowserLocalSignIn)
+	s.public(get, "/v1/auth/providers", s.handleProviders)
 	s.authed(del, "/v1/auth/user", s.handleDeleteUser)
 
 	s.sessionOnly(post, "/v1/keys", s.handleCreateKey)
