@@ -1,0 +1,559 @@
+// Herald admin UI: vanilla JS, hash routing, cookie session with CSRF header.
+// Every piece of user-provided text is rendered with textContent.
+'use strict';
+
+(() => {
+  const VIEWS = ['signin', 'channels', 'keys', 'devices', 'folders'];
+  const DEFAULT_VIEW = 'channels';
+  const COLOR_RE = /^#[0-9A-Fa-f]{6}$/;
+  const HOUR_MS = 60 * 60 * 1000;
+
+  const $ = (id) => document.getElementById(id);
+
+  // ---- state ----
+  let user = null;           // the signed-in user, or null
+  let providers = null;      // cached GET /v1/auth/providers answer
+  let currentView = null;    // the view whose section is shown
+  let routedHash = null;     // the hash the current view was routed for
+  let navSeq = 0;            // bumped on every navigation; stale loads are dropped
+  let busy = 0;              // requests/operations in flight
+
+  // ---- busy / ready markers for tests ----
+  function begin() {
+    busy++;
+    document.body.dataset.loading = 'true';
+  }
+
+  function end() {
+    busy = Math.max(0, busy - 1);
+    if (busy === 0) {
+      if (currentView) document.body.dataset.view = currentView;
+      document.body.dataset.loading = 'false';
+    }
+  }
+
+  // run marks the page busy while fn runs and reports its failure in #error.
+  async function run(fn) {
+    begin();
+    try {
+      await fn();
+    } catch (err) {
+      handleError(err);
+    } finally {
+      end();
+    }
+  }
+
+  // ---- errors ----
+  class ApiError extends Error {
+    constructor(status, code, message) {
+      super(message);
+      this.status = status;
+      this.code = code;
+    }
+  }
+
+  function showError(message) {
+    $('error').textContent = message || 'Something went wrong.';
+  }
+
+  function clearError() {
+    $('error').textContent = '';
+  }
+
+  function handleError(err) {
+    if (err instanceof ApiError && err.status === 401 && err.sessionLost) {
+      // The session expired or was ended elsewhere: back to sign-in.
+      setUser(null);
+      go('#/signin');
+      showError(err.message);
+      return;
+    }
+    showError(err && err.message ? err.message : String(err));
+  }
+
+  // ---- API ----
+  function cookie(name) {
+    for (const part of document.cookie.split(';')) {
+      const eq = part.indexOf('=');
+      if (eq < 0) continue;
+      if (part.slice(0, eq).trim() === name) {
+        const raw = part.slice(eq + 1).trim();
+        try {
+          return decodeURIComponent(raw);
+        } catch (_) {
+          return raw;
+        }
+      }
+    }
+    return '';
+  }
+
+  // api sends one request. opts.public marks calls where a 401 is not a
+  // lost session (sign-in, the first /v1/auth/me).
+  async function api(method, path, body, opts = {}) {
+    const init = { method, credentials: 'same-origin', headers: { Accept: 'application/json' } };
+    if (method !== 'GET' && method !== 'HEAD') {
+      init.headers['X-CSRF-Token'] = cookie('herald_csrf');
+    }
+    if (body !== undefined) {
+      init.headers['Content-Type'] = 'application/json';
+      init.body = JSON.stringify(body);
+    }
+    let res;
+    try {
+      res = await fetch(path, init);
+    } catch (err) {
+      throw new ApiError(0, 'network_error', 'Could not reach the server. Check your connection and try again.');
+    }
+    const text = await res.text();
+    let data = null;
+    if (text) {
+      try {
+        data = JSON.parse(text);
+      } catch (_) {
+        data = null;
+      }
+    }
+    if (!res.ok) {
+      const message = data && typeof data.message === 'string' && data.message
+        ? data.message
+        : `Request failed (HTTP ${res.status}).`;
+      const err = new ApiError(res.status, data && data.error ? data.error : `http_${res.status}`, message);
+      err.sessionLost = res.status === 401 && !opts.public;
+      throw err;
+    }
+    return data || {};
+  }
+
+  const enc = encodeURIComponent;
+
+  // ---- small DOM helpers ----
+  function el(tag, attrs, ...children) {
+    const node = document.createElement(tag);
+    if (attrs) {
+      for (const [k, v] of Object.entries(attrs)) {
+        if (v === undefined || v === null || v === false) continue;
+        if (k === 'className') node.className = v;
+        else if (k === 'text') node.textContent = v;
+        else if (k === 'dataset') Object.assign(node.dataset, v);
+        else node.setAttribute(k, v === true ? '' : String(v));
+      }
+    }
+    for (const child of children) {
+      if (child === null || child === undefined || child === false) continue;
+      node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+    }
+    return node;
+  }
+
+  function button(className, text, label) {
+    return el('button', { type: 'button', className, text, 'aria-label': label });
+  }
+
+  function formatTime(iso) {
+    if (!iso) return '';
+    const d = new Date(iso);
+    if (Number.isNaN(d.getTime())) return iso;
+    return d.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+  }
+
+  function timeEl(iso) {
+    return el('time', { datetime: iso, title: iso, text: formatTime(iso) });
+  }
+
+  function swatch(color) {
+    if (!color || !COLOR_RE.test(color)) return null;
+    const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="12" height="12"><rect width="12" height="12" rx="3" fill="${color}"/></svg>`;
+    return el('img', {
+      className: 'swatch',
+      src: 'data:image/svg+xml,' + enc(svg),
+      alt: '',
+      width: 12,
+      height: 12,
+      'aria-hidden': 'true',
+    });
+  }
+
+  function fillBody(tbody, rows) {
+    tbody.replaceChildren(...rows);
+  }
+
+  // ---- session / nav ----
+  function setUser(u) {
+    user = u;
+    $('nav').hidden = !u;
+    $('whoami').textContent = u ? u.email : '';
+    $('whoami').title = u && u.name ? u.name : '';
+  }
+
+  function showView(name) {
+    currentView = name;
+    for (const v of VIEWS) {
+      $('view-' + v).hidden = v !== name;
+    }
+    for (const v of VIEWS) {
+      const link = $('nav-' + v);
+      if (!link) continue;
+      if (v === name) link.setAttribute('aria-current', 'page');
+      else link.removeAttribute('aria-current');
+    }
+    document.title = name === 'signin' ? 'Sign in · Herald' : `${$(name + '-title').textContent} · Herald`;
+  }
+
+  function hashView() {
+    const m = /^#\/([a-z]+)/.exec(location.hash);
+    return m ? m[1] : '';
+  }
+
+  // go navigates to hash and routes at once (the hashchange that follows is
+  // then ignored, since routedHash already matches).
+  function go(hash) {
+    if (location.hash !== hash) location.hash = hash;
+    route();
+  }
+
+  function route() {
+    const seq = ++navSeq;
+    clearError();
+    hideKeyCreated();
+    let name = hashView();
+    if (!user) {
+      if (name !== 'signin') history.replaceState(null, '', '#/signin');
+      name = 'signin';
+    } else if (name === 'signin' || !VIEWS.includes(name)) {
+      history.replaceState(null, '', '#/' + DEFAULT_VIEW);
+      name = DEFAULT_VIEW;
+    }
+    routedHash = location.hash;
+    showView(name);
+    run(() => loaders[name](seq));
+  }
+
+  // reload re-fetches the current view after a change, unless the user has
+  // navigated away meanwhile.
+  function reload(view, seq) {
+    if (seq !== navSeq || view !== currentView) return Promise.resolve();
+    return loaders[view](seq);
+  }
+
+  // action runs a change and re-renders the current view's list afterwards.
+  function action(fn) {
+    const view = currentView;
+    const seq = navSeq;
+    return run(async () => {
+      await fn();
+      clearError();
+      await reload(view, seq);
+    });
+  }
+
+  // ---- sign-in ----
+  async function loadSignin(seq) {
+    if (!providers) {
+      try {
+        providers = await api('GET', '/v1/auth/providers', undefined, { public: true });
+      } catch (err) {
+        // Without the list, offer the password form and say why.
+        if (seq === navSeq) showError(err.message);
+      }
+    }
+    if (seq !== navSeq) return;
+    renderSignin();
+  }
+
+  function renderSignin() {
+    const local = providers ? providers.local !== false : true;
+    const list = providers && Array.isArray(providers.providers) ? providers.providers : [];
+    $('signin-form').hidden = !local;
+    const links = list.map((p) => el('a', {
+      className: 'provider-login button-link',
+      href: p.login_url,
+      dataset: { provider: p.name },
+      text: `Sign in with ${p.name}`,
+    }));
+    $('providers').replaceChildren(...links);
+    $('providers').hidden = links.length === 0;
+    $('signin-none').hidden = local || links.length > 0;
+  }
+
+  function onSignin(ev) {
+    ev.preventDefault();
+    const email = $('signin-email').value.trim();
+    const password = $('signin-password').value;
+    run(async () => {
+      const data = await api('POST', '/auth/local', { email, password }, { public: true });
+      $('signin-password').value = '';
+      setUser(data.user || null);
+      go('#/' + DEFAULT_VIEW);
+    });
+  }
+
+  function onSignout() {
+    run(async () => {
+      await api('POST', '/auth/logout', undefined, { public: true });
+      setUser(null);
+      go('#/signin');
+    });
+  }
+
+  // ---- channels ----
+  async function loadChannels(seq) {
+    const [c, p, f] = await Promise.all([
+      api('GET', '/v1/channels'),
+      api('GET', '/v1/pins'),
+      api('GET', '/v1/folders'),
+    ]);
+    if (seq !== navSeq) return;
+    renderChannels(c.channels || [], p.pins || [], f.folders || []);
+  }
+
+  function renderFolderOptions(folders) {
+    const select = $('channel-folder');
+    const keep = select.value;
+    const options = [el('option', { value: '', text: 'No folder' })];
+    for (const f of folders) options.push(el('option', { value: f.id, text: f.name }));
+    select.replaceChildren(...options);
+    select.value = folders.some((f) => f.id === keep) ? keep : '';
+  }
+
+  function isMuted(ch) {
+    if (!ch.muted_until) return false;
+    const t = Date.parse(ch.muted_until);
+    return !Number.isNaN(t) && t > Date.now();
+  }
+
+  function renderChannels(channels, pins, folders) {
+    renderFolderOptions(folders);
+    const folderName = new Map(folders.map((f) => [f.id, f.name]));
+    const byId = new Map(channels.map((c) => [c.id, c]));
+    const pinned = [...pins]
+      .sort((a, b) => a.position - b.position)
+      .map((p) => p.channel_id)
+      .filter((id, i, all) => byId.has(id) && all.indexOf(id) === i);
+    const pinnedSet = new Set(pinned);
+    const ordered = [
+      ...pinned.map((id) => byId.get(id)),
+      ...channels.filter((c) => !pinnedSet.has(c.id)),
+    ];
+
+    const rows = ordered.map((ch) => {
+      const isPinned = pinnedSet.has(ch.id);
+      const muted = isMuted(ch);
+      const nameCell = el('td', { className: 'channel-name' }, swatch(ch.color), ch.name);
+      const urlCell = el('td', { className: 'channel-webhook' }, el('code', { text: ch.webhook_url }));
+      const folderCell = el('td', { className: 'channel-folder', text: folderName.get(ch.folder_id) || '' });
+
+      const pin = button('channel-pin', isPinned ? 'Unpin' : 'Pin', `${isPinned ? 'Unpin' : 'Pin'} ${ch.name}`);
+      const mute = button('channel-mute', muted ? 'Unmute' : 'Mute 1h', muted ? `Unmute ${ch.name}` : `Mute ${ch.name} for one hour`);
+      if (muted) mute.title = `Muted until ${formatTime(ch.muted_until)}`;
+      const regen = button('channel-regenerate secondary', 'New URL', `New webhook URL for ${ch.name}`);
+      regen.title = 'Replace the webhook URL; the old one stops working at once';
+      const del = button('channel-delete danger', 'Delete', `Delete ${ch.name}`);
+      const actions = el('td', { className: 'actions' }, pin, mute, regen, del);
+
+      const classes = [];
+      if (isPinned) classes.push('is-pinned');
+      if (muted) classes.push('is-muted');
+      return el('tr', { className: classes.join(' ') || null, dataset: { channelId: ch.id } },
+        nameCell, urlCell, folderCell, actions);
+    });
+    fillBody($('channels').tBodies[0], rows);
+    $('channels-empty').hidden = ordered.length > 0;
+  }
+
+  function onChannelCreate(ev) {
+    ev.preventDefault();
+    const name = $('channel-name').value;
+    const color = $('channel-color').value.trim();
+    const folderId = $('channel-folder').value;
+    const view = currentView;
+    const seq = navSeq;
+    action(async () => {
+      const body = { name };
+      if (color) body.color = color;
+      // POST /v1/channels takes no folder_id (unknown fields are refused):
+      // the folder is set by a PATCH right after.
+      const ch = await api('POST', '/v1/channels', body);
+      $('channel-name').value = '';
+      $('channel-color').value = '';
+      if (folderId) {
+        try {
+          await api('PATCH', `/v1/channels/${enc(ch.id)}`, { folder_id: folderId });
+        } catch (err) {
+          // The channel exists even so: show it, then the error.
+          try {
+            await reload(view, seq);
+          } catch (_) {
+            // the original error is the one worth showing
+          }
+          throw err;
+        }
+      }
+      $('channel-folder').value = '';
+    });
+  }
+
+  function onChannelClick(ev) {
+    const btn = ev.target.closest('button');
+    if (!btn) return;
+    const row = btn.closest('tr[data-channel-id]');
+    if (!row) return;
+    const id = row.dataset.channelId;
+    const path = `/v1/channels/${enc(id)}`;
+    if (btn.classList.contains('channel-pin')) {
+      if (btn.textContent === 'Unpin') action(() => api('DELETE', `/v1/pins?channel_id=${enc(id)}`));
+      else action(() => api('POST', '/v1/pins', { channel_id: id }));
+    } else if (btn.classList.contains('channel-mute')) {
+      const until = btn.textContent === 'Unmute' ? null : new Date(Date.now() + HOUR_MS).toISOString();
+      action(() => api('PATCH', path, { muted_until: until }));
+    } else if (btn.classList.contains('channel-regenerate')) {
+      action(() => api('POST', `${path}/regenerate`));
+    } else if (btn.classList.contains('channel-delete')) {
+      action(() => api('DELETE', path));
+    }
+  }
+
+  // ---- API keys ----
+  async function loadKeys(seq) {
+    const data = await api('GET', '/v1/keys');
+    if (seq !== navSeq) return;
+    const keys = data.keys || [];
+    const rows = keys.map((k) => el('tr', { dataset: { keyId: k.id } },
+      el('td', { className: 'key-name', text: k.name }),
+      el('td', { className: 'key-prefix' }, el('code', { text: k.prefix ? `${k.prefix}…` : '' })),
+      el('td', { className: 'key-created' }, timeEl(k.created_at)),
+      el('td', { className: 'key-last-used', title: k.last_used_at || null, text: k.last_used_at ? formatTime(k.last_used_at) : 'never' }),
+      el('td', { className: 'actions' }, button('key-revoke danger', 'Revoke', `Revoke ${k.name}`)),
+    ));
+    fillBody($('keys').tBodies[0], rows);
+    $('keys-empty').hidden = keys.length > 0;
+  }
+
+  function hideKeyCreated() {
+    $('key-created').hidden = true;
+    $('key-secret').textContent = '';
+  }
+
+  function onKeyCreate(ev) {
+    ev.preventDefault();
+    const name = $('key-name').value;
+    action(async () => {
+      const data = await api('POST', '/v1/keys', { name });
+      $('key-name').value = '';
+      $('key-secret').textContent = data.key || '';
+      $('key-created').hidden = false;
+    });
+  }
+
+  function onKeyClick(ev) {
+    const btn = ev.target.closest('button.key-revoke');
+    if (!btn) return;
+    const row = btn.closest('tr[data-key-id]');
+    if (!row) return;
+    action(() => api('DELETE', `/v1/keys/${enc(row.dataset.keyId)}`));
+  }
+
+  // ---- devices ----
+  async function loadDevices(seq) {
+    const data = await api('GET', '/v1/devices');
+    if (seq !== navSeq) return;
+    const devices = data.devices || [];
+    const rows = devices.map((d) => el('tr', { dataset: { deviceId: d.id }, className: d.active === false ? 'is-inactive' : null },
+      el('td', { className: 'device-name', text: d.name || '' }),
+      el('td', { className: 'device-platform', text: d.platform }),
+      el('td', { className: 'device-created' }, timeEl(d.created_at)),
+      el('td', { className: 'actions' }, button('device-delete danger', 'Remove', `Remove ${d.name || d.platform + ' device'}`)),
+    ));
+    fillBody($('devices').tBodies[0], rows);
+    $('devices-empty').hidden = devices.length > 0;
+  }
+
+  function onDeviceClick(ev) {
+    const btn = ev.target.closest('button.device-delete');
+    if (!btn) return;
+    const row = btn.closest('tr[data-device-id]');
+    if (!row) return;
+    action(() => api('DELETE', `/v1/devices/${enc(row.dataset.deviceId)}`));
+  }
+
+  // ---- folders ----
+  async function loadFolders(seq) {
+    const data = await api('GET', '/v1/folders');
+    if (seq !== navSeq) return;
+    const folders = data.folders || [];
+    const rows = folders.map((f) => el('tr', { dataset: { folderId: f.id } },
+      el('td', { className: 'folder-name', text: f.name }),
+      el('td', { className: 'folder-created' }, timeEl(f.created_at)),
+      el('td', { className: 'actions' }, button('folder-delete danger', 'Delete', `Delete folder ${f.name}`)),
+    ));
+    fillBody($('folders').tBodies[0], rows);
+    $('folders-empty').hidden = folders.length > 0;
+  }
+
+  function onFolderCreate(ev) {
+    ev.preventDefault();
+    const name = $('folder-name').value;
+    action(async () => {
+      await api('POST', '/v1/folders', { name });
+      $('folder-name').value = '';
+    });
+  }
+
+  function onFolderClick(ev) {
+    const btn = ev.target.closest('button.folder-delete');
+    if (!btn) return;
+    const row = btn.closest('tr[data-folder-id]');
+    if (!row) return;
+    action(() => api('DELETE', `/v1/folders/${enc(row.dataset.folderId)}`));
+  }
+
+  const loaders = {
+    signin: loadSignin,
+    channels: loadChannels,
+    keys: loadKeys,
+    devices: loadDevices,
+    folders: loadFolders,
+  };
+
+  // ---- wiring ----
+  function onNavClick(ev) {
+    const link = ev.target.closest('a[href^="#/"]');
+    if (!link) return;
+    if (ev.button !== 0 || ev.metaKey || ev.ctrlKey || ev.shiftKey || ev.altKey) return;
+    ev.preventDefault();
+    go(link.getAttribute('href'));
+  }
+
+  function onHashChange() {
+    if (location.hash !== routedHash) route();
+  }
+
+  function boot() {
+    $('signin-form').addEventListener('submit', onSignin);
+    $('signout').addEventListener('click', onSignout);
+    $('nav').addEventListener('click', onNavClick);
+    $('channel-create').addEventListener('submit', onChannelCreate);
+    $('channels').tBodies[0].addEventListener('click', onChannelClick);
+    $('key-create').addEventListener('submit', onKeyCreate);
+    $('keys').tBodies[0].addEventListener('click', onKeyClick);
+    $('devices').tBodies[0].addEventListener('click', onDeviceClick);
+    $('folder-create').addEventListener('submit', onFolderCreate);
+    $('folders').tBodies[0].addEventListener('click', onFolderClick);
+    window.addEventListener('hashchange', onHashChange);
+
+    run(async () => {
+      let failure = null;
+      try {
+        setUser(await api('GET', '/v1/auth/me', undefined, { public: true }));
+      } catch (err) {
+        setUser(null);
+        if (!(err instanceof ApiError && err.status === 401)) failure = err;
+      }
+      route();
+      if (failure) showError(failure.message);
+    });
+  }
+
+  boot();
+})();

@@ -1,0 +1,1144 @@
+package web_test
+
+// Real-browser tests of the admin UI: a headless Chromium, driven with
+// chromedp, against a real Herald (server, store, SQLite file) in-process.
+// Each test checks what the user sees and what the server stored.
+//
+// The page's element contract (ids, classes, data-view/data-loading) is the
+// one the UI is built against; the tests wait on document.body.dataset, never
+// on sleeps.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/log"
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+
+	"github.com/heraldhq/herald/auth"
+	"github.com/heraldhq/herald/config"
+	"github.com/heraldhq/herald/server"
+	"github.com/heraldhq/herald/store"
+	"github.com/heraldhq/herald/web"
+)
+
+const (
+	testTimeout = 60 * time.Second // the whole test, browser included
+	waitTimeout = 15 * time.Second // one wait for the page
+)
+
+// ---------------------------------------------------------------------------
+// Server under test
+
+type env struct {
+	t    *testing.T
+	st   *store.Store
+	base string
+	http *http.Client
+}
+
+// newEnv starts Herald over a fresh database, served by httptest with
+// base_url pointing at the test server (so webhook_url values work).
+func newEnv(t *testing.T, configure ...func(*config.Config)) *env {
+	t.Helper()
+	dir := t.TempDir()
+	st, err := store.Open(context.Background(), filepath.Join(dir, "herald.db"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewUnstartedServer(nil)
+	cfg := config.Default()
+	cfg.DataDir = dir
+	cfg.BaseURL = "http://" + srv.Listener.Addr().String()
+	// The UI makes many API calls; the free plan's 60 a minute is for people.
+	cfg.Plans.Free = config.Plan{SendPerMinute: 100000, APIPerMinute: 100000}
+	cfg.Plans.Pro = config.Plan{SendPerMinute: 100000, APIPerMinute: 100000}
+	for _, f := range configure {
+		f(&cfg)
+	}
+	s := server.New(server.Options{Config: cfg, Store: st, Logger: slog.New(slog.DiscardHandler),
+		Version: "test", UI: web.Handler()})
+	srv.Config.Handler = s.Handler()
+	srv.Start()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = s.Run(ctx) }()
+	t.Cleanup(func() {
+		srv.Close()
+		cancel()
+		<-done
+		if err := st.Close(); err != nil {
+			t.Errorf("close store: %v", err)
+		}
+	})
+	if srv.URL != cfg.BaseURL {
+		t.Fatalf("test server at %s, base_url %s", srv.URL, cfg.BaseURL)
+	}
+	return &env{t: t, st: st, base: srv.URL, http: &http.Client{Timeout: 10 * time.Second}}
+}
+
+// addUser creates a user with a local password.
+func (e *env) addUser(email, password string) *store.User {
+	e.t.Helper()
+	hash, err := auth.HashPassword(password)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	u := &store.User{Email: email, Name: strings.Split(email, "@")[0], Plan: "free", PasswordHash: hash}
+	if err := e.st.CreateUser(context.Background(), u); err != nil {
+		e.t.Fatal(err)
+	}
+	return u
+}
+
+// token signs in through the API and returns a bearer access token, so that
+// the test can check through the API what the UI did.
+func (e *env) token(email, password string) string {
+	e.t.Helper()
+	status, body := e.api(http.MethodPost, "/v1/auth/local", "", map[string]string{"email": email, "password": password})
+	if status != http.StatusOK {
+		e.t.Fatalf("POST /v1/auth/local: %d %v", status, body)
+	}
+	tok, _ := body["access_token"].(string)
+	if tok == "" {
+		e.t.Fatalf("POST /v1/auth/local: no access_token in %v", body)
+	}
+	return tok
+}
+
+// api sends a JSON request with an optional bearer token and returns the
+// status and the decoded JSON object (nil when the body is not one).
+func (e *env) api(method, path, token string, body any) (int, map[string]any) {
+	e.t.Helper()
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		rd = bytes.NewReader(b)
+	}
+	url := path
+	if strings.HasPrefix(path, "/") {
+		url = e.base + path
+	}
+	req, err := http.NewRequest(method, url, rd)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := e.http.Do(req)
+	if err != nil {
+		e.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		e.t.Fatalf("%s %s: read body: %v", method, path, err)
+	}
+	var out map[string]any
+	_ = json.Unmarshal(raw, &out)
+	return resp.StatusCode, out
+}
+
+// list returns the array under key of GET path (e.g. "channels" of
+// /v1/channels), failing the test unless the answer is 200.
+func (e *env) list(path, key, token string) []map[string]any {
+	e.t.Helper()
+	status, body := e.api(http.MethodGet, path, token, nil)
+	if status != http.StatusOK {
+		e.t.Fatalf("GET %s: %d %v", path, status, body)
+	}
+	raw, ok := body[key].([]any)
+	if !ok {
+		e.t.Fatalf("GET %s: no %q array in %v", path, key, body)
+	}
+	out := make([]map[string]any, len(raw))
+	for i, v := range raw {
+		out[i], _ = v.(map[string]any)
+	}
+	return out
+}
+
+// ---------------------------------------------------------------------------
+// Browser
+
+// chromiumPath finds the browser. Missing is a failure in CI (which installs
+// chromium) and a skip elsewhere.
+func chromiumPath(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatal("no chromium, chromium-browser or google-chrome on PATH; CI must install chromium (.ci/run)")
+	}
+	t.Skip("browser tests skipped: no chromium, chromium-browser or google-chrome on PATH (apt-get install chromium)")
+	return ""
+}
+
+// browser is one tab (in its own cookie jar when made by isolatedTab).
+type browser struct {
+	t   *testing.T
+	e   *env
+	ctx context.Context
+
+	mu         sync.Mutex
+	exceptions []string // uncaught page exceptions: test errors
+	notes      []string // dialogs accepted and console errors: logged
+}
+
+// newBrowser starts a headless Chromium for this test. The browser lives at
+// most testTimeout, so a hung page cannot hang the test run.
+func newBrowser(t *testing.T, e *env) *browser {
+	t.Helper()
+	path := chromiumPath(t)
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	t.Cleanup(cancel)
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(path),
+		chromedp.Flag("headless", true),
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.UserDataDir(t.TempDir()),
+	)
+	actx, acancel := chromedp.NewExecAllocator(ctx, opts...)
+	t.Cleanup(acancel)
+	bctx, bcancel := chromedp.NewContext(actx)
+	t.Cleanup(bcancel)
+	// Start the browser with the test's context, not a shorter one: the first
+	// Run binds the browser's life to its context.
+	if err := chromedp.Do(bctx); err != nil {
+		t.Fatalf("start %s: %v", path, err)
+	}
+	return attach(t, e, bctx)
+}
+
+// isolatedTab opens a tab in a fresh browser context: its own cookies, as a
+// second person on another machine would have.
+func (b *browser) isolatedTab() *browser {
+	b.t.Helper()
+	ctx, cancel := chromedp.NewContext(b.ctx, chromedp.WithNewBrowserContext())
+	b.t.Cleanup(cancel)
+	if err := chromedp.Do(ctx); err != nil {
+		b.t.Fatalf("open isolated tab: %v", err)
+	}
+	return attach(b.t, b.e, ctx)
+}
+
+// attach records uncaught page exceptions (reported as test errors at the
+// end), logs console errors, and accepts any confirm() the UI asks.
+func attach(t *testing.T, e *env, ctx context.Context) *browser {
+	b := &browser{t: t, e: e, ctx: ctx}
+	exceptions := chromedp.Events(ctx, runtime.ExceptionThrown)
+	dialogs := chromedp.Events(ctx, page.JavascriptDialogOpening)
+	logs := chromedp.Events(ctx, log.EntryAdded)
+	go func() {
+		for ev, err := range exceptions {
+			if err != nil {
+				return
+			}
+			d := ev.ExceptionDetails
+			msg := d.Text
+			if d.Exception != nil && d.Exception.Description != "" {
+				msg += " " + d.Exception.Description
+			}
+			b.mu.Lock()
+			b.exceptions = append(b.exceptions, fmt.Sprintf("%s (%s:%d)", msg, d.URL, d.LineNumber+1))
+			b.mu.Unlock()
+		}
+	}()
+	go func() {
+		for ev, err := range dialogs {
+			if err != nil {
+				return
+			}
+			b.mu.Lock()
+			b.notes = append(b.notes, string(ev.Type)+": "+ev.Message)
+			b.mu.Unlock()
+			if _, err := chromedp.Call(ctx, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: true}); err != nil {
+				return
+			}
+		}
+	}()
+	go func() {
+		for ev, err := range logs {
+			if err != nil {
+				return
+			}
+			if en := ev.Entry; en != nil && en.Level == log.EntryLevelError {
+				b.mu.Lock()
+				b.notes = append(b.notes, "console error: "+en.Text+" "+en.URL)
+				b.mu.Unlock()
+			}
+		}
+	}()
+	// The iterators end with the tab's context.
+	t.Cleanup(func() {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		for _, d := range b.notes {
+			t.Logf("page: %s", d)
+		}
+		for _, x := range b.exceptions {
+			t.Errorf("uncaught exception in the page: %s", x)
+		}
+	})
+	return b
+}
+
+// do runs actions, failing the test on error.
+func (b *browser) do(what string, actions ...chromedp.Action[chromedp.Void]) {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, waitTimeout)
+	defer cancel()
+	if err := chromedp.Do(ctx, actions...); err != nil {
+		b.t.Fatalf("%s: %v\npage state: %s", what, err, b.state())
+	}
+}
+
+// eval evaluates a JavaScript expression and decodes its value.
+func eval[T any](b *browser, expr string) T {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, waitTimeout)
+	defer cancel()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr))
+	if err != nil {
+		b.t.Fatalf("evaluate %s: %v\npage state: %s", expr, err, b.state())
+	}
+	return v
+}
+
+// awaitJS evaluates an expression that gives a promise and returns its value.
+func awaitJS[T any](b *browser, expr string) T {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, waitTimeout)
+	defer cancel()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr, chromedp.EvalAwaitPromise))
+	if err != nil {
+		b.t.Fatalf("evaluate %s: %v\npage state: %s", expr, err, b.state())
+	}
+	return v
+}
+
+// waitFor polls a JavaScript condition until it is true. It polls from Go
+// with a fresh Runtime.evaluate each time rather than with chromedp.Poll,
+// whose in-page poll task does not survive a navigation or reload, and on
+// timeout it reports the page's state.
+func (b *browser) waitFor(what, cond string) {
+	b.t.Helper()
+	expr := `(() => { try { return !!(` + cond + `); } catch (e) { return false; } })()`
+	deadline := time.Now().Add(waitTimeout)
+	var lastErr error
+	for {
+		ctx, cancel := context.WithTimeout(b.ctx, 2*time.Second)
+		ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](expr))
+		cancel()
+		if err == nil && ok {
+			return
+		}
+		lastErr = err
+		if b.ctx.Err() != nil || time.Now().After(deadline) {
+			b.t.Fatalf("timed out waiting for %s (%s); last error: %v\npage state: %s", what, cond, lastErr, b.state())
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+}
+
+// state describes the page for failure messages.
+func (b *browser) state() string {
+	ctx, cancel := context.WithTimeout(b.ctx, 2*time.Second)
+	defer cancel()
+	s, err := chromedp.Run(ctx, chromedp.Evaluate[string](`(() => { try { return JSON.stringify({
+		url: location.href,
+		view: document.body && document.body.dataset.view,
+		loading: document.body && document.body.dataset.loading,
+		shownViews: Array.from(document.querySelectorAll("section[id^='view-']")).filter(s => !s.hidden).map(s => s.id),
+		error: document.getElementById("error") ? document.getElementById("error").textContent : "<no #error>",
+		main: document.body ? document.body.innerText.slice(0, 1500) : "",
+	}); } catch (e) { return "state: " + e; } })()`))
+	if err != nil {
+		return "(unavailable: " + err.Error() + ")"
+	}
+	return s
+}
+
+// js quotes s as a JavaScript string literal.
+func js(s string) string {
+	b, err := json.Marshal(s)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}
+
+func (b *browser) navigate(path string) {
+	b.t.Helper()
+	b.do("navigate to "+path, chromedp.Navigate(b.e.base+path))
+}
+
+func (b *browser) reload() {
+	b.t.Helper()
+	b.do("reload", chromedp.Reload())
+}
+
+// click clicks the first element matching the CSS selector, as a mouse would.
+func (b *browser) click(sel string) {
+	b.t.Helper()
+	b.do("click "+sel, chromedp.Click(chromedp.CSS(sel)))
+}
+
+// fill types value into an input, replacing what it held.
+func (b *browser) fill(sel, value string) {
+	b.t.Helper()
+	// chromedp.SetValue(sel, "") reports an empty value as a failure.
+	if !eval[bool](b, `(() => { const el = document.querySelector(`+js(sel)+`); if (!el) return false; el.value = ""; return true; })()`) {
+		b.t.Fatalf("fill %s: no such element\npage state: %s", sel, b.state())
+	}
+	b.do("fill "+sel, chromedp.SendKeys(chromedp.CSS(sel), value))
+	if got := eval[string](b, `document.querySelector(`+js(sel)+`).value`); got != value {
+		b.t.Fatalf("fill %s: the field holds %q after typing %q", sel, got, value)
+	}
+}
+
+// choose selects an option of a select (or sets an input that cannot be
+// typed into, like a colour picker) and fires input and change events.
+func (b *browser) choose(sel, value string) {
+	b.t.Helper()
+	ok := eval[bool](b, `(() => { const el = document.querySelector(`+js(sel)+`); if (!el) return false;
+		el.value = `+js(value)+`; el.dispatchEvent(new Event("input", {bubbles: true}));
+		el.dispatchEvent(new Event("change", {bubbles: true})); return el.value === `+js(value)+`; })()`)
+	if !ok {
+		b.t.Fatalf("could not set %s to %q\npage state: %s", sel, value, b.state())
+	}
+}
+
+// text is the trimmed textContent of the first element matching sel, or
+// "<missing>" when there is none.
+func (b *browser) text(sel string) string {
+	b.t.Helper()
+	return eval[string](b, `(() => { const el = document.querySelector(`+js(sel)+`); return el ? el.textContent.trim() : "<missing>"; })()`)
+}
+
+// shown reports whether the element exists and takes up space on the page
+// (not hidden by the hidden attribute, display:none or an ancestor's).
+func (b *browser) shown(sel string) bool {
+	b.t.Helper()
+	return eval[bool](b, `(() => { const el = document.querySelector(`+js(sel)+`);
+		return !!el && el.getClientRects().length > 0 && getComputedStyle(el).visibility !== "hidden"; })()`)
+}
+
+func shownJS(sel string) string {
+	return `((el) => !!el && el.getClientRects().length > 0 && getComputedStyle(el).visibility !== "hidden")(document.querySelector(` + js(sel) + `))`
+}
+
+var views = []string{"signin", "channels", "keys", "devices", "folders"}
+
+// waitView waits until the page has rendered view name and checks that it is
+// the only view shown.
+func (b *browser) waitView(name string) {
+	b.t.Helper()
+	b.waitFor("view "+name+" rendered",
+		`document.body.dataset.view === `+js(name)+` && document.body.dataset.loading === "false"`)
+	for _, v := range views {
+		sel := "#view-" + v
+		present := eval[bool](b, `!!document.querySelector(`+js(sel)+`)`)
+		if !present {
+			b.t.Errorf("contract: section %s is missing", sel)
+			continue
+		}
+		hiddenAttr := eval[bool](b, `document.querySelector(`+js(sel)+`).hidden`)
+		if v == name {
+			if hiddenAttr || !b.shown(sel) {
+				b.t.Errorf("view %s rendered but %s is not visible (hidden attribute: %v)", name, sel, hiddenAttr)
+			}
+		} else {
+			if !hiddenAttr {
+				b.t.Errorf("on view %s, %s has no hidden attribute", name, sel)
+			}
+			if b.shown(sel) {
+				b.t.Errorf("on view %s, %s is visible too", name, sel)
+			}
+		}
+	}
+	if name != "signin" {
+		if h := eval[string](b, `location.hash`); h != "#/"+name {
+			b.t.Errorf("on view %s the location hash is %q, want %q", name, h, "#/"+name)
+		}
+	}
+}
+
+// openView goes to a view with its nav link, as a user would.
+func (b *browser) openView(name string) {
+	b.t.Helper()
+	b.click("a#nav-" + name)
+	b.waitView(name)
+}
+
+// cookie returns the value of a cookie the browser holds for the server.
+func (b *browser) cookie(name string) (string, bool) {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, waitTimeout)
+	defer cancel()
+	res, err := chromedp.Call(ctx, network.GetCookies, network.GetCookiesParams{URLs: []string{b.e.base + "/"}})
+	if err != nil {
+		b.t.Fatalf("get cookies: %v", err)
+	}
+	for _, c := range res.Cookies {
+		if c.Name == name && c.Value != "" {
+			return c.Value, true
+		}
+	}
+	return "", false
+}
+
+// signIn signs in through the sign-in form and waits for the channels view.
+func (b *browser) signIn(email, password string) {
+	b.t.Helper()
+	b.navigate("/")
+	b.waitView("signin")
+	b.fill("#signin-email", email)
+	b.fill("#signin-password", password)
+	b.click("#signin-submit")
+	b.waitView("channels")
+	if got := b.text("#whoami"); got != email {
+		b.t.Errorf("#whoami shows %q, want %q", got, email)
+	}
+}
+
+// row is one table row: its data-*-id and the text of the cells asked for.
+type row struct {
+	ID    string            `json:"id"`
+	Cells map[string]string `json:"cells"`
+}
+
+// rowsJS is an expression giving the rows of table tbl (rows with attribute
+// idAttr) as []row, with the trimmed text of each cell selector.
+func rowsJS(tbl, idAttr string, cells ...string) string {
+	sels, _ := json.Marshal(cells)
+	return `Array.from(document.querySelectorAll(` + js(tbl+" tbody tr["+idAttr+"]") + `)).map(r => {
+		const cells = {};
+		for (const s of ` + string(sels) + `) { const el = r.querySelector(s); cells[s] = el ? el.textContent.trim() : "<missing>"; }
+		return {id: r.getAttribute(` + js(idAttr) + `), cells};
+	})`
+}
+
+func (b *browser) rows(tbl, idAttr string, cells ...string) []row {
+	b.t.Helper()
+	return eval[[]row](b, rowsJS(tbl, idAttr, cells...))
+}
+
+// findRow returns the row whose cell sel reads text.
+func findRow(rows []row, sel, text string) (row, bool) {
+	for _, r := range rows {
+		if r.Cells[sel] == text {
+			return r, true
+		}
+	}
+	return row{}, false
+}
+
+// rowWithJS is a condition: table tbl has a row whose cell sel reads text.
+func rowWithJS(tbl, idAttr, sel, text string) string {
+	return rowsJS(tbl, idAttr, sel) + `.some(r => r.cells[` + js(sel) + `] === ` + js(text) + `)`
+}
+
+func loaded() string { return `document.body.dataset.loading === "false"` }
+
+func mustErrorEmpty(b *browser) {
+	b.t.Helper()
+	if msg := b.text("#error"); msg != "" {
+		b.t.Errorf("#error shows %q, want it empty", msg)
+	}
+}
+
+// setup is the common start: server, one user, browser.
+func setup(t *testing.T, configure ...func(*config.Config)) (*env, *browser, *store.User) {
+	t.Helper()
+	e := newEnv(t, configure...)
+	u := e.addUser(adaEmail, adaPassword)
+	b := newBrowser(t, e)
+	return e, b, u
+}
+
+const (
+	adaEmail    = "ada@example.com"
+	adaPassword = "correct horse battery"
+)
+
+// ---------------------------------------------------------------------------
+// Tests
+
+// TestUISignIn: a wrong password shows the API's message and signs nobody in;
+// the right one opens the channels view with the user's email; the cookie
+// session survives a reload; signing out ends the session on the server too.
+func TestUISignIn(t *testing.T) {
+	e, b, _ := setup(t, func(c *config.Config) {
+		// A provider that never answers: the sign-in page must still offer it.
+		c.Auth.Providers = []config.Provider{{Name: "acme", Issuer: "http://127.0.0.1:1", ClientID: "herald"}}
+	})
+
+	b.navigate("/")
+	b.waitView("signin")
+	mustErrorEmpty(b)
+	if b.shown("nav#nav") {
+		t.Error("nav#nav is visible while signed out")
+	}
+	sel := `#providers a.provider-login[data-provider="acme"]`
+	if href := eval[string](b, `(document.querySelector(`+js(sel)+`) || {}).href || ""`); href != e.base+"/auth/acme/login" {
+		t.Errorf("%s href = %q, want %q", sel, href, e.base+"/auth/acme/login")
+	}
+
+	// Wrong password.
+	b.fill("#signin-email", adaEmail)
+	b.fill("#signin-password", "wrong password")
+	b.click("#signin-submit")
+	b.waitFor("a sign-in error in #error", `document.getElementById("error").textContent.trim() !== "" && `+loaded())
+	if msg := b.text("#error"); !strings.Contains(msg, "wrong email or password") {
+		t.Errorf("#error after a wrong password = %q, want the API's message %q", msg, "wrong email or password")
+	}
+	if v := eval[string](b, `document.body.dataset.view || ""`); v != "signin" {
+		t.Errorf("after a wrong password body.dataset.view = %q, want signin", v)
+	}
+	if !b.shown("#view-signin") || b.shown("#view-channels") || b.shown("nav#nav") {
+		t.Errorf("after a wrong password: sign-in shown %v, channels shown %v, nav shown %v; want true, false, false",
+			b.shown("#view-signin"), b.shown("#view-channels"), b.shown("nav#nav"))
+	}
+	if _, ok := b.cookie("herald_session"); ok {
+		t.Error("a herald_session cookie was set by a failed sign-in")
+	}
+
+	// Right password.
+	b.fill("#signin-email", adaEmail)
+	b.fill("#signin-password", adaPassword)
+	b.click("#signin-submit")
+	b.waitView("channels")
+	mustErrorEmpty(b)
+	if got := b.text("#whoami"); got != adaEmail {
+		t.Errorf("#whoami = %q, want %q", got, adaEmail)
+	}
+	if !b.shown("nav#nav") {
+		t.Error("nav#nav is not visible after sign-in")
+	}
+	for _, v := range []string{"channels", "keys", "devices", "folders"} {
+		sel := `nav#nav a#nav-` + v + `[href="#/` + v + `"]`
+		if !b.shown(sel) {
+			t.Errorf("nav link %s missing or not visible", sel)
+		}
+	}
+	if !b.shown("nav#nav button#signout") {
+		t.Error("button#signout missing or not visible")
+	}
+	session, ok := b.cookie("herald_session")
+	if !ok {
+		t.Fatal("no herald_session cookie after sign-in")
+	}
+	if _, ok := b.cookie("herald_csrf"); !ok {
+		t.Error("no herald_csrf cookie after sign-in")
+	}
+	// The cookie is a live server session.
+	if status, body := e.api(http.MethodGet, "/v1/auth/me", session, nil); status != http.StatusOK || body["email"] != adaEmail {
+		t.Errorf("GET /v1/auth/me with the session cookie's token: %d %v", status, body)
+	}
+
+	// A reload keeps the session.
+	b.reload()
+	b.waitView("channels")
+	if got := b.text("#whoami"); got != adaEmail {
+		t.Errorf("after reload #whoami = %q, want %q", got, adaEmail)
+	}
+	if !b.shown("nav#nav") {
+		t.Error("after reload nav#nav is not visible")
+	}
+
+	// Sign out.
+	b.click("button#signout")
+	b.waitView("signin")
+	mustErrorEmpty(b)
+	if b.shown("nav#nav") {
+		t.Error("nav#nav is visible after sign-out")
+	}
+	if _, ok := b.cookie("herald_session"); ok {
+		t.Error("herald_session cookie still set after sign-out")
+	}
+	if status, _ := e.api(http.MethodGet, "/v1/auth/me", session, nil); status != http.StatusUnauthorized {
+		t.Errorf("the signed-out session still works: GET /v1/auth/me answered %d, want 401", status)
+	}
+
+	// A reload stays signed out.
+	b.reload()
+	b.waitView("signin")
+	if b.shown("nav#nav") || b.shown("#view-channels") {
+		t.Error("after sign-out and reload the page shows signed-in parts")
+	}
+}
+
+// TestUIChannels: create (with folder and colour), the webhook URL works, pin
+// (pinned first), mute for an hour, new URL (old one dies), delete.
+func TestUIChannels(t *testing.T) {
+	e, b, u := setup(t)
+	ctx := context.Background()
+	tok := e.token(adaEmail, adaPassword)
+	status, folder := e.api(http.MethodPost, "/v1/folders", tok, map[string]string{"name": "Ops"})
+	if status != http.StatusCreated {
+		t.Fatalf("create folder: %d %v", status, folder)
+	}
+	folderID, _ := folder["id"].(string)
+
+	b.signIn(adaEmail, adaPassword)
+	if !b.shown("p#channels-empty") {
+		t.Error("p#channels-empty is not visible with no channels")
+	}
+	if n := len(b.rows("table#channels", "data-channel-id")); n != 0 {
+		t.Errorf("%d channel rows with no channels", n)
+	}
+	opts := eval[[]string](b, `Array.from(document.querySelectorAll("select#channel-folder option")).map(o => o.value)`)
+	if len(opts) != 2 || opts[0] != "" || opts[1] != folderID {
+		t.Errorf("select#channel-folder option values = %q, want [\"\" %q]", opts, folderID)
+	}
+
+	// Create "Deploys" in folder Ops with a colour.
+	b.fill("#channel-name", "Deploys")
+	b.choose("#channel-color", "#1e90ff")
+	b.choose("#channel-folder", folderID)
+	b.click("#channel-create-submit")
+	cells := []string{"td.channel-name", "td.channel-webhook code", "td.channel-folder", "button.channel-pin", "button.channel-mute"}
+	b.waitFor("row Deploys", rowWithJS("table#channels", "data-channel-id", "td.channel-name", "Deploys")+" && "+loaded())
+	mustErrorEmpty(b)
+	if b.shown("p#channels-empty") {
+		t.Error("p#channels-empty is still visible with a channel")
+	}
+	chs, err := e.st.ListChannels(ctx, u.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(chs) != 1 {
+		t.Fatalf("store holds %d channels after one create, want 1", len(chs))
+	}
+	deploys := chs[0]
+	if deploys.Name != "Deploys" || deploys.Color != "#1E90FF" || deploys.FolderID == nil || *deploys.FolderID != folderID {
+		t.Errorf("stored channel: name %q colour %q folder %v; want Deploys, #1E90FF, %s", deploys.Name, deploys.Color, deploys.FolderID, folderID)
+	}
+	r, ok := findRow(b.rows("table#channels", "data-channel-id", cells...), "td.channel-name", "Deploys")
+	if !ok {
+		t.Fatal("row Deploys vanished")
+	}
+	if r.ID != deploys.ID {
+		t.Errorf("row data-channel-id = %q, want %q", r.ID, deploys.ID)
+	}
+	webhook := r.Cells["td.channel-webhook code"]
+	if want := e.base + "/v1/send/" + deploys.WebhookToken; webhook != want {
+		t.Errorf("td.channel-webhook code = %q, want %q", webhook, want)
+	}
+	if got := r.Cells["td.channel-folder"]; got != "Ops" {
+		t.Errorf("td.channel-folder = %q, want the folder's name %q", got, "Ops")
+	}
+	if got := r.Cells["button.channel-pin"]; got != "Pin" {
+		t.Errorf("button.channel-pin = %q, want Pin", got)
+	}
+	if got := r.Cells["button.channel-mute"]; got != "Mute 1h" {
+		t.Errorf("button.channel-mute = %q, want Mute 1h", got)
+	}
+	// The URL on the page really works.
+	if status, body := e.api(http.MethodPost, webhook, "", map[string]string{"title": "hi"}); status != http.StatusOK {
+		t.Errorf("POST to the displayed webhook URL: %d %v, want 200", status, body)
+	}
+
+	// A second channel, no folder.
+	b.fill("#channel-name", "Backups")
+	b.choose("#channel-folder", "")
+	b.click("#channel-create-submit")
+	b.waitFor("row Backups", rowWithJS("table#channels", "data-channel-id", "td.channel-name", "Backups")+" && "+loaded())
+	backups, ok := findRow(b.rows("table#channels", "data-channel-id", cells...), "td.channel-name", "Backups")
+	if !ok {
+		t.Fatal("row Backups vanished")
+	}
+	if c, err := e.st.Channel(ctx, u.ID, backups.ID); err != nil || c.FolderID != nil {
+		t.Errorf("stored Backups: %+v, %v; want it with no folder", c, err)
+	}
+
+	// Pin Backups (made second): it moves first.
+	rowSel := func(id string) string { return `table#channels tbody tr[data-channel-id="` + id + `"] ` }
+	b.click(rowSel(backups.ID) + "button.channel-pin")
+	b.waitFor("Backups pinned", `document.querySelector(`+js(rowSel(backups.ID)+"button.channel-pin")+`).textContent.trim() === "Unpin" && `+loaded())
+	pins, err := e.st.ListPins(ctx, u.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pins) != 1 || pins[0].ChannelID != backups.ID {
+		t.Errorf("stored pins = %+v, want only %s", pins, backups.ID)
+	}
+	if rows := b.rows("table#channels", "data-channel-id", "td.channel-name"); len(rows) != 2 || rows[0].ID != backups.ID {
+		t.Errorf("rows after pinning Backups = %+v, want Backups first", rows)
+	}
+	// And unpin.
+	b.click(rowSel(backups.ID) + "button.channel-pin")
+	b.waitFor("Backups unpinned", `document.querySelector(`+js(rowSel(backups.ID)+"button.channel-pin")+`).textContent.trim() === "Pin" && `+loaded())
+	if pins, err := e.st.ListPins(ctx, u.ID); err != nil || len(pins) != 0 {
+		t.Errorf("stored pins after unpin = %+v, %v; want none", pins, err)
+	}
+
+	// Mute Deploys for an hour, then unmute.
+	before := time.Now()
+	b.click(rowSel(deploys.ID) + "button.channel-mute")
+	b.waitFor("Deploys muted", `document.querySelector(`+js(rowSel(deploys.ID)+"button.channel-mute")+`).textContent.trim() === "Unmute" && `+loaded())
+	c, err := e.st.Channel(ctx, u.ID, deploys.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.MutedUntil == nil {
+		t.Error("muted_until not set after Mute 1h")
+	} else if lo, hi := before.Add(55*time.Minute), time.Now().Add(65*time.Minute); c.MutedUntil.Before(lo) || c.MutedUntil.After(hi) {
+		t.Errorf("muted_until = %s, want about an hour from %s", c.MutedUntil.Format(time.RFC3339), before.Format(time.RFC3339))
+	}
+	ch := e.list("/v1/channels", "channels", tok)
+	for _, m := range ch {
+		if m["id"] == deploys.ID && m["muted_until"] == nil {
+			t.Error("GET /v1/channels shows Deploys with muted_until null after Mute 1h")
+		}
+	}
+	b.click(rowSel(deploys.ID) + "button.channel-mute")
+	b.waitFor("Deploys unmuted", `document.querySelector(`+js(rowSel(deploys.ID)+"button.channel-mute")+`).textContent.trim() === "Mute 1h" && `+loaded())
+	if c, err := e.st.Channel(ctx, u.ID, deploys.ID); err != nil || c.MutedUntil != nil && c.MutedUntil.After(time.Now()) {
+		t.Errorf("after Unmute the stored channel is %+v, %v; want it not muted", c, err)
+	}
+
+	// New URL: the displayed URL changes, the old one stops working.
+	if got := b.text(rowSel(deploys.ID) + "button.channel-regenerate"); got != "New URL" {
+		t.Errorf("button.channel-regenerate = %q, want New URL", got)
+	}
+	b.click(rowSel(deploys.ID) + "button.channel-regenerate")
+	webhookSel := rowSel(deploys.ID) + "td.channel-webhook code"
+	b.waitFor("a new webhook URL", `document.querySelector(`+js(webhookSel)+`).textContent.trim() !== `+js(webhook)+` && `+loaded())
+	newWebhook := b.text(webhookSel)
+	c, err = e.st.Channel(ctx, u.ID, deploys.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := e.base + "/v1/send/" + c.WebhookToken; newWebhook != want {
+		t.Errorf("displayed webhook URL after New URL = %q, stored %q", newWebhook, want)
+	}
+	if status, body := e.api(http.MethodPost, webhook, "", map[string]string{"title": "hi"}); status != http.StatusUnauthorized {
+		t.Errorf("POST to the old webhook URL: %d %v, want 401", status, body)
+	}
+	if status, body := e.api(http.MethodPost, newWebhook, "", map[string]string{"title": "hi"}); status != http.StatusOK {
+		t.Errorf("POST to the new webhook URL: %d %v, want 200", status, body)
+	}
+
+	// Delete both.
+	if got := b.text(rowSel(deploys.ID) + "button.channel-delete"); got != "Delete" {
+		t.Errorf("button.channel-delete = %q, want Delete", got)
+	}
+	b.click(rowSel(deploys.ID) + "button.channel-delete")
+	b.waitFor("row Deploys gone", `!document.querySelector(`+js(rowSel(deploys.ID))+`) && `+loaded())
+	if got := e.list("/v1/channels", "channels", tok); len(got) != 1 || got[0]["id"] != backups.ID {
+		t.Errorf("GET /v1/channels after deleting Deploys = %v, want only Backups", got)
+	}
+	b.click(rowSel(backups.ID) + "button.channel-delete")
+	b.waitFor("row Backups gone", `!document.querySelector(`+js(rowSel(backups.ID))+`) && `+loaded())
+	if got := e.list("/v1/channels", "channels", tok); len(got) != 0 {
+		t.Errorf("GET /v1/channels after deleting both = %v, want none", got)
+	}
+	b.waitFor("p#channels-empty visible", shownJS("p#channels-empty"))
+	mustErrorEmpty(b)
+}
+
+// TestUIKeys: a created key is shown once, works as a bearer token, shows
+// its use, and stops working when revoked.
+func TestUIKeys(t *testing.T) {
+	e, b, u := setup(t)
+	ctx := context.Background()
+	b.signIn(adaEmail, adaPassword)
+	b.openView("keys")
+	if b.shown("div#key-created") {
+		t.Error("div#key-created is visible before a key was created")
+	}
+
+	b.fill("#key-name", "ci")
+	b.click("#key-create-submit")
+	b.waitFor("the new key shown", shownJS("div#key-created")+` && document.querySelector("code#key-secret").textContent.trim() !== "" && `+
+		rowWithJS("table#keys", "data-key-id", "td.key-name", "ci")+" && "+loaded())
+	mustErrorEmpty(b)
+	secret := b.text("code#key-secret")
+	if !strings.HasPrefix(secret, "pk_live_") || len(secret) != len("pk_live_")+32 {
+		t.Errorf("code#key-secret = %q, want a full pk_live_ key", secret)
+	}
+	keys, err := e.st.ListAPIKeys(ctx, u.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(keys) != 1 || keys[0].Name != "ci" || !strings.HasPrefix(secret, keys[0].Prefix) {
+		t.Fatalf("stored keys = %+v, want one named ci with the shown key's prefix", keys)
+	}
+	r, ok := findRow(b.rows("table#keys", "data-key-id", "td.key-name", "td.key-last-used", "button.key-revoke"), "td.key-name", "ci")
+	if !ok || r.ID != keys[0].ID {
+		t.Fatalf("key row = %+v (found %v), want data-key-id %s", r, ok, keys[0].ID)
+	}
+	if got := r.Cells["button.key-revoke"]; got != "Revoke" {
+		t.Errorf("button.key-revoke = %q, want Revoke", got)
+	}
+	unused := r.Cells["td.key-last-used"]
+
+	// The shown key works.
+	if status, body := e.api(http.MethodGet, "/v1/channels", secret, nil); status != http.StatusOK {
+		t.Errorf("GET /v1/channels with the shown key: %d %v, want 200", status, body)
+	}
+	// And the list shows the use after a reload.
+	b.reload()
+	b.waitView("keys")
+	r, ok = findRow(b.rows("table#keys", "data-key-id", "td.key-name", "td.key-last-used"), "td.key-name", "ci")
+	if !ok {
+		t.Fatal("key row gone after reload")
+	}
+	if r.Cells["td.key-last-used"] == unused {
+		t.Errorf("td.key-last-used still %q after the key was used", unused)
+	}
+	if b.shown("div#key-created") && strings.Contains(b.text("div#key-created"), secret) {
+		t.Error("the full key is still shown after a reload")
+	}
+
+	// Revoke.
+	sel := `table#keys tbody tr[data-key-id="` + keys[0].ID + `"]`
+	b.click(sel + " button.key-revoke")
+	b.waitFor("key row gone", `!document.querySelector(`+js(sel)+`) && `+loaded())
+	mustErrorEmpty(b)
+	if keys, err := e.st.ListAPIKeys(ctx, u.ID); err != nil || len(keys) != 0 {
+		t.Errorf("stored active keys after revoke = %+v, %v; want none", keys, err)
+	}
+	if status, _ := e.api(http.MethodGet, "/v1/channels", secret, nil); status != http.StatusUnauthorized {
+		t.Errorf("GET /v1/channels with the revoked key: %d, want 401", status)
+	}
+}
+
+// TestUIDevices: a device registered through the API is listed; Remove
+// deletes it.
+func TestUIDevices(t *testing.T) {
+	e, b, _ := setup(t)
+	tok := e.token(adaEmail, adaPassword)
+	b.signIn(adaEmail, adaPassword)
+	b.openView("devices")
+	if !b.shown("p#devices-empty") {
+		t.Error("p#devices-empty is not visible with no devices")
+	}
+
+	status, dev := e.api(http.MethodPost, "/v1/devices", tok, map[string]string{
+		"platform": "ios", "push_token": "apns-token-0123456789abcdef", "name": "Ada's iPhone"})
+	if status != http.StatusCreated {
+		t.Fatalf("register device: %d %v", status, dev)
+	}
+	devID, _ := dev["id"].(string)
+	b.reload()
+	b.waitView("devices")
+	rows := b.rows("table#devices", "data-device-id", "td.device-name", "td.device-platform", "button.device-delete")
+	if len(rows) != 1 || rows[0].ID != devID {
+		t.Fatalf("device rows = %+v, want one with data-device-id %s", rows, devID)
+	}
+	if got := rows[0].Cells["td.device-name"]; got != "Ada's iPhone" {
+		t.Errorf("td.device-name = %q, want %q", got, "Ada's iPhone")
+	}
+	if got := rows[0].Cells["td.device-platform"]; !strings.EqualFold(got, "ios") {
+		t.Errorf("td.device-platform = %q, want ios", got)
+	}
+	if got := rows[0].Cells["button.device-delete"]; got != "Remove" {
+		t.Errorf("button.device-delete = %q, want Remove", got)
+	}
+	if b.shown("p#devices-empty") {
+		t.Error("p#devices-empty is visible with a device")
+	}
+
+	sel := `table#devices tbody tr[data-device-id="` + devID + `"]`
+	b.click(sel + " button.device-delete")
+	b.waitFor("device row gone", `!document.querySelector(`+js(sel)+`) && `+loaded())
+	mustErrorEmpty(b)
+	if got := e.list("/v1/devices", "devices", tok); len(got) != 0 {
+		t.Errorf("GET /v1/devices after Remove = %v, want none", got)
+	}
+	b.waitFor("p#devices-empty visible", shownJS("p#devices-empty"))
+}
+
+// TestUIFolders: a created folder is listed and offered on the channel form;
+// deleting it removes it from both.
+func TestUIFolders(t *testing.T) {
+	e, b, _ := setup(t)
+	tok := e.token(adaEmail, adaPassword)
+	b.signIn(adaEmail, adaPassword)
+	b.openView("folders")
+
+	b.fill("#folder-name", "Work")
+	b.click("#folder-create-submit")
+	b.waitFor("row Work", rowWithJS("table#folders", "data-folder-id", "td.folder-name", "Work")+" && "+loaded())
+	mustErrorEmpty(b)
+	folders := e.list("/v1/folders", "folders", tok)
+	if len(folders) != 1 || folders[0]["name"] != "Work" {
+		t.Fatalf("GET /v1/folders = %v, want one named Work", folders)
+	}
+	id, _ := folders[0]["id"].(string)
+	r, _ := findRow(b.rows("table#folders", "data-folder-id", "td.folder-name", "button.folder-delete"), "td.folder-name", "Work")
+	if r.ID != id {
+		t.Errorf("folder row data-folder-id = %q, want %q", r.ID, id)
+	}
+	if got := r.Cells["button.folder-delete"]; got != "Delete" {
+		t.Errorf("button.folder-delete = %q, want Delete", got)
+	}
+
+	optionJS := `Array.from(document.querySelectorAll("select#channel-folder option")).map(o => [o.value, o.textContent.trim()])`
+	b.openView("channels")
+	opts := eval[[][]string](b, optionJS)
+	if len(opts) != 2 || opts[0][0] != "" || opts[1][0] != id || opts[1][1] != "Work" {
+		t.Errorf("select#channel-folder options = %q, want none and [%s Work]", opts, id)
+	}
+
+	b.openView("folders")
+	sel := `table#folders tbody tr[data-folder-id="` + id + `"]`
+	b.click(sel + " button.folder-delete")
+	b.waitFor("folder row gone", `!document.querySelector(`+js(sel)+`) && `+loaded())
+	mustErrorEmpty(b)
+	if got := e.list("/v1/folders", "folders", tok); len(got) != 0 {
+		t.Errorf("GET /v1/folders after delete = %v, want none", got)
+	}
+	b.openView("channels")
+	if opts := eval[[][]string](b, optionJS); len(opts) != 1 || opts[0][0] != "" {
+		t.Errorf("select#channel-folder options after the folder was deleted = %q, want only none", opts)
+	}
+}
+
+// TestUIEscapingAndCSRF: names are shown as text, never as HTML; and the
+// session cookie alone cannot change anything (the CSRF header is needed).
+func TestUIEscapingAndCSRF(t *testing.T) {
+	e, b, u := setup(t)
+	ctx := context.Background()
+	tok := e.token(adaEmail, adaPassword)
+	const folderName = `<b id="injected-folder">Ops</b>`
+	if status, body := e.api(http.MethodPost, "/v1/folders", tok, map[string]string{"name": folderName}); status != http.StatusCreated {
+		t.Fatalf("create folder: %d %v", status, body)
+	}
+	folderID, _ := e.list("/v1/folders", "folders", tok)[0]["id"].(string)
+	b.signIn(adaEmail, adaPassword)
+
+	const name = `<img src=x onerror=window.pwned=1>`
+	b.fill("#channel-name", name)
+	b.choose("#channel-folder", folderID)
+	b.click("#channel-create-submit")
+	b.waitFor("the channel row", rowWithJS("table#channels", "data-channel-id", "td.channel-name", name)+" && "+loaded())
+	chs, err := e.st.ListChannels(ctx, u.ID)
+	if err != nil || len(chs) != 1 || chs[0].Name != name {
+		t.Fatalf("stored channels = %+v, %v; want one named %q", chs, err, name)
+	}
+	if got := b.text("table#channels tbody tr td.channel-name"); got != name {
+		t.Errorf("td.channel-name textContent = %q, want %q", got, name)
+	}
+	if n := eval[int](b, `document.querySelectorAll("[onerror], img[src='x']").length`); n != 0 {
+		t.Errorf("the channel name became markup: %d injected img elements on the page", n)
+	}
+	if got := b.text("table#channels tbody tr td.channel-folder"); got != folderName {
+		t.Errorf("td.channel-folder textContent = %q, want %q", got, folderName)
+	}
+	opt := eval[string](b, `(() => { const o = Array.from(document.querySelectorAll("select#channel-folder option")).find(o => o.value === `+js(folderID)+`);
+		return o ? o.textContent : "<missing>"; })()`)
+	if opt != folderName {
+		t.Errorf("select#channel-folder option text = %q, want %q", opt, folderName)
+	}
+	b.openView("folders")
+	if got := b.text("table#folders tbody tr td.folder-name"); got != folderName {
+		t.Errorf("td.folder-name textContent = %q, want %q", got, folderName)
+	}
+	b.openView("channels")
+	if n := eval[int](b, `document.querySelectorAll("#injected-folder").length`); n != 0 {
+		t.Errorf("the folder name became markup (%d #injected-folder elements)", n)
+	}
+	if pwned := eval[string](b, `typeof window.pwned`); pwned != "undefined" {
+		t.Errorf("window.pwned is %s: the channel name ran as HTML", pwned)
+	}
+
+	// CSRF: a request that carries the session cookie but not the
+	// X-CSRF-Token header is refused, and changes nothing.
+	status := awaitJS[int](b, `fetch("/v1/channels", {method: "POST", credentials: "same-origin",
+		headers: {"Content-Type": "application/json"}, body: JSON.stringify({name: "forged"})}).then(r => r.status)`)
+	if status != http.StatusForbidden {
+		t.Errorf("POST /v1/channels with the cookie and no CSRF header answered %d, want 403", status)
+	}
+	status = awaitJS[int](b, `fetch("/v1/channels/`+chs[0].ID+`", {method: "DELETE", credentials: "same-origin",
+		headers: {"X-CSRF-Token": "forged"}}).then(r => r.status)`)
+	if status != http.StatusForbidden {
+		t.Errorf("DELETE /v1/channels/:id with a wrong CSRF header answered %d, want 403", status)
+	}
+	if chs, err := e.st.ListChannels(ctx, u.ID); err != nil || len(chs) != 1 {
+		t.Errorf("stored channels after the forged requests = %+v, %v; want the one channel", chs, err)
+	}
+}
+
+// TestUIIsolation: two people signed in at once each see only their own
+// channels.
+func TestUIIsolation(t *testing.T) {
+	e, b, _ := setup(t)
+	bob := e.addUser("bob@example.com", "bob's long password")
+	b.signIn(adaEmail, adaPassword)
+	b.fill("#channel-name", "Ada private")
+	b.click("#channel-create-submit")
+	b.waitFor("row Ada private", rowWithJS("table#channels", "data-channel-id", "td.channel-name", "Ada private")+" && "+loaded())
+	adaRows := b.rows("table#channels", "data-channel-id", "td.channel-name")
+	if len(adaRows) != 1 {
+		t.Fatalf("Ada's rows = %+v, want one", adaRows)
+	}
+
+	other := b.isolatedTab()
+	if _, ok := other.cookie("herald_session"); ok {
+		t.Fatal("the isolated tab shares Ada's cookies")
+	}
+	other.signIn(bob.Email, "bob's long password")
+	if rows := other.rows("table#channels", "data-channel-id", "td.channel-name"); len(rows) != 0 {
+		t.Errorf("Bob sees channel rows %+v, want none", rows)
+	}
+	if !other.shown("p#channels-empty") {
+		t.Error("p#channels-empty is not visible for Bob")
+	}
+	if status := awaitJS[int](other, `fetch("/v1/channels/`+adaRows[0].ID+`").then(r => r.status)`); status != http.StatusNotFound {
+		t.Errorf("Bob's browser reading Ada's channel got %d, want 404", status)
+	}
+	other.fill("#channel-name", "Bob public")
+	other.click("#channel-create-submit")
+	other.waitFor("row Bob public", rowWithJS("table#channels", "data-channel-id", "td.channel-name", "Bob public")+" && "+loaded())
+	if rows := other.rows("table#channels", "data-channel-id", "td.channel-name"); len(rows) != 1 {
+		t.Errorf("Bob's rows = %+v, want only his channel", rows)
+	}
+	bobTok := e.token(bob.Email, "bob's long password")
+	if got := e.list("/v1/channels", "channels", bobTok); len(got) != 1 || got[0]["name"] != "Bob public" {
+		t.Errorf("Bob's GET /v1/channels = %v, want only Bob public", got)
+	}
+
+	// Ada, still signed in, still sees only hers.
+	b.reload()
+	b.waitView("channels")
+	if got := b.text("#whoami"); got != adaEmail {
+		t.Errorf("Ada's #whoami = %q after Bob signed in elsewhere", got)
+	}
+	rows := b.rows("table#channels", "data-channel-id", "td.channel-name")
+	if len(rows) != 1 || rows[0].Cells["td.channel-name"] != "Ada private" {
+		t.Errorf("Ada's rows after Bob signed in = %+v, want only Ada private", rows)
+	}
+}
