@@ -30,6 +30,7 @@ import (
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 
 	"github.com/heraldhq/herald/auth"
 	"github.com/heraldhq/herald/config"
@@ -577,6 +578,64 @@ func mustErrorEmpty(b *browser) {
 	}
 }
 
+// press sends keys (see package kb) to the element matching sel, focusing it
+// first.
+func (b *browser) press(sel, keys string) {
+	b.t.Helper()
+	b.do("press keys in "+sel, chromedp.SendKeys(chromedp.CSS(sel), keys))
+}
+
+// renameForm is what an inline rename form shows.
+type renameForm struct {
+	Value      string `json:"value"`
+	Focused    bool   `json:"focused"`
+	AllChosen  bool   `json:"allChosen"`
+	Label      string `json:"label"`
+	SaveText   string `json:"saveText"`
+	SaveType   string `json:"saveType"`
+	CancelText string `json:"cancelText"`
+}
+
+// openRename clicks the Rename button of row rowSel (kind "channel" or
+// "folder") and checks the form it opens: the input holds name, has the
+// focus with all its text selected and a label; Save submits; Cancel is there.
+func (b *browser) openRename(rowSel, kind, name string) {
+	b.t.Helper()
+	b.click(rowSel + " button." + kind + "-rename")
+	input := rowSel + " input." + kind + "-rename-input"
+	b.waitFor("the "+kind+" rename form", shownJS(input))
+	f := eval[renameForm](b, `(() => {
+		const row = document.querySelector(`+js(rowSel)+`);
+		const i = row.querySelector(`+js("input."+kind+"-rename-input")+`);
+		const save = row.querySelector(`+js("button."+kind+"-rename-save")+`);
+		const cancel = row.querySelector(`+js("button."+kind+"-rename-cancel")+`);
+		return {
+			value: i.value,
+			focused: document.activeElement === i,
+			allChosen: i.selectionStart === 0 && i.selectionEnd === i.value.length,
+			label: (i.getAttribute("aria-label") || Array.from(i.labels || []).map(l => l.textContent).join(" ")).trim(),
+			saveText: save ? save.textContent.trim() : "<missing>",
+			saveType: save ? save.type : "",
+			cancelText: cancel ? cancel.textContent.trim() : "<missing>",
+		};
+	})()`)
+	if f.Value != name {
+		b.t.Errorf("input.%s-rename-input holds %q, want the current name %q", kind, f.Value, name)
+	}
+	if !f.Focused || !f.AllChosen {
+		b.t.Errorf("input.%s-rename-input: focused %v, text selected %v; want both", kind, f.Focused, f.AllChosen)
+	}
+	if f.Label == "" {
+		b.t.Errorf("input.%s-rename-input has no label or aria-label", kind)
+	}
+	if f.SaveText != "Save" || f.SaveType != "submit" {
+		b.t.Errorf("button.%s-rename-save = %q (type %q), want Save (submit)", kind, f.SaveText, f.SaveType)
+	}
+	if f.CancelText != "Cancel" {
+		b.t.Errorf("button.%s-rename-cancel = %q, want Cancel", kind, f.CancelText)
+	}
+}
+
 // setup is the common start: server, one user, browser.
 func setup(t *testing.T, configure ...func(*config.Config)) (*env, *browser, *store.User) {
 	t.Helper()
@@ -1024,6 +1083,230 @@ func TestUIFolders(t *testing.T) {
 	b.openView("channels")
 	if opts := eval[[][]string](b, optionJS); len(opts) != 1 || opts[0][0] != "" {
 		t.Errorf("select#channel-folder options after the folder was deleted = %q, want only none", opts)
+	}
+}
+
+// TestUIRename: a channel and a folder are renamed in place. The webhook URL
+// stays and works; Cancel and Escape send nothing; an API error keeps the form
+// open with what was typed; a name with markup is shown as text; a folder's
+// new name reaches the channels view.
+func TestUIRename(t *testing.T) {
+	e, b, u := setup(t)
+	ctx := context.Background()
+	tok := e.token(adaEmail, adaPassword)
+	status, folder := e.api(http.MethodPost, "/v1/folders", tok, map[string]string{"name": "Ops"})
+	if status != http.StatusCreated {
+		t.Fatalf("create folder: %d %v", status, folder)
+	}
+	folderID, _ := folder["id"].(string)
+	status, created := e.api(http.MethodPost, "/v1/channels", tok, map[string]string{"name": "Deploys", "color": "#1E90FF"})
+	if status != http.StatusCreated {
+		t.Fatalf("create channel: %d %v", status, created)
+	}
+	chID, _ := created["id"].(string)
+	if status, body := e.api(http.MethodPatch, "/v1/channels/"+chID, tok, map[string]string{"folder_id": folderID}); status != http.StatusOK {
+		t.Fatalf("put the channel in the folder: %d %v", status, body)
+	}
+	stored := func() *store.Channel {
+		t.Helper()
+		c, err := e.st.Channel(ctx, u.ID, chID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	orig := stored()
+
+	b.signIn(adaEmail, adaPassword)
+	row := `table#channels tbody tr[data-channel-id="` + chID + `"]`
+	nameSel := row + " td.channel-name"
+	inputSel := row + " input.channel-rename-input"
+	formOpen := `!!document.querySelector(` + js(inputSel) + `)`
+	nameIs := func(name string) string {
+		return `((el) => !!el && el.textContent.trim() === ` + js(name) + `)(document.querySelector(` + js(nameSel) + `))`
+	}
+	webhook := b.text(row + " td.channel-webhook code")
+	if want := e.base + "/v1/send/" + orig.WebhookToken; webhook != want {
+		t.Fatalf("td.channel-webhook code = %q, want %q", webhook, want)
+	}
+	buttons := eval[[]string](b, `Array.from(document.querySelectorAll(`+js(row+" td.actions button")+`)).map(b => b.textContent.trim())`)
+	if len(buttons) == 0 || buttons[0] != "Rename" {
+		t.Errorf("row buttons = %q, want Rename first", buttons)
+	}
+	if got := b.text(row + " td.actions button.channel-rename"); got != "Rename" {
+		t.Errorf("button.channel-rename = %q, want Rename", got)
+	}
+	unchanged := func(when string) {
+		t.Helper()
+		if c := stored(); c.Name != orig.Name || !c.UpdatedAt.Equal(orig.UpdatedAt) {
+			t.Errorf("%s: stored channel %q updated %s, want %q updated %s (no PATCH)",
+				when, c.Name, c.UpdatedAt.Format(time.RFC3339Nano), orig.Name, orig.UpdatedAt.Format(time.RFC3339Nano))
+		}
+	}
+	// The row as it was: name, swatch, folder, no form, ready.
+	restored := func(when string) {
+		t.Helper()
+		b.waitFor(when+": the row back as it was", `!(`+formOpen+`) && `+nameIs("Deploys")+` && `+loaded())
+		if !b.shown(nameSel + " img.swatch") {
+			t.Errorf("%s: the colour swatch is gone from td.channel-name", when)
+		}
+		if v := eval[string](b, `document.body.dataset.view || ""`); v != "channels" {
+			t.Errorf("%s: body.dataset.view = %q, want channels", when, v)
+		}
+		mustErrorEmpty(b)
+		unchanged(when)
+	}
+
+	// Cancel.
+	b.openRename(row, "channel", "Deploys")
+	b.fill(inputSel, "Not this")
+	b.click(row + " button.channel-rename-cancel")
+	restored("after Cancel")
+	if !eval[bool](b, `document.activeElement === document.querySelector(`+js(row+" button.channel-rename")+`)`) {
+		t.Error("after Cancel the focus is not back on button.channel-rename")
+	}
+
+	// Escape; the form opens again with the stored name, not what was typed.
+	b.openRename(row, "channel", "Deploys")
+	b.fill(inputSel, "Nor this")
+	b.press(inputSel, kb.Escape)
+	restored("after Escape")
+	b.openRename(row, "channel", "Deploys")
+	b.press(inputSel, kb.Escape)
+	restored("after a second Escape")
+
+	// An empty name: the API's error, the form stays open with it.
+	b.openRename(row, "channel", "Deploys")
+	b.fill(inputSel, "")
+	b.click(row + " button.channel-rename-save")
+	b.waitFor("an error in #error", `document.getElementById("error").textContent.trim() !== "" && `+loaded())
+	if msg := b.text("#error"); !strings.Contains(msg, "name is required") {
+		t.Errorf("#error after an empty name = %q, want the API's message %q", msg, "name is required")
+	}
+	if !b.shown(inputSel) || eval[string](b, `document.querySelector(`+js(inputSel)+`).value`) != "" {
+		t.Errorf("after the error the rename form is gone or changed (open %v)", b.shown(inputSel))
+	}
+	unchanged("after an empty name")
+	// Too long: the API's message, what was typed stays.
+	long := strings.Repeat("x", 101)
+	b.fill(inputSel, long)
+	b.click(row + " button.channel-rename-save")
+	b.waitFor("the too-long error in #error", `document.getElementById("error").textContent.includes("longer than 100") && `+loaded())
+	if got := eval[string](b, `(document.querySelector(`+js(inputSel)+`) || {}).value`); got != long {
+		t.Errorf("after the too-long error the input holds %q, want what was typed", got)
+	}
+	unchanged("after a too-long name")
+
+	// Enter saves the trimmed name: the row shows it, the error is gone.
+	b.fill(inputSel, "  Releases  ")
+	b.press(inputSel, kb.Enter)
+	b.waitFor("row Releases", `!(`+formOpen+`) && `+nameIs("Releases")+` && `+loaded())
+	mustErrorEmpty(b)
+	c := stored()
+	if c.Name != "Releases" || !c.UpdatedAt.After(orig.UpdatedAt) {
+		t.Errorf("stored channel after the rename: %q updated %s, want Releases updated after %s",
+			c.Name, c.UpdatedAt.Format(time.RFC3339Nano), orig.UpdatedAt.Format(time.RFC3339Nano))
+	}
+	if c.WebhookToken != orig.WebhookToken || c.Color != orig.Color || c.FolderID == nil || *c.FolderID != folderID {
+		t.Errorf("the rename changed more than the name: %+v, was %+v", c, orig)
+	}
+	r, ok := findRow(b.rows("table#channels", "data-channel-id", "td.channel-name", "td.channel-webhook code", "td.channel-folder"), "td.channel-name", "Releases")
+	if !ok || r.ID != chID {
+		t.Fatalf("no row Releases with data-channel-id %s: %+v", chID, r)
+	}
+	if r.Cells["td.channel-webhook code"] != webhook || r.Cells["td.channel-folder"] != "Ops" {
+		t.Errorf("row after the rename: webhook %q folder %q, want %q and Ops", r.Cells["td.channel-webhook code"], r.Cells["td.channel-folder"], webhook)
+	}
+	if !b.shown(nameSel + " img.swatch") {
+		t.Error("after the rename the colour swatch is gone from td.channel-name")
+	}
+	if !eval[bool](b, `document.activeElement === document.querySelector(`+js(row+" button.channel-rename")+`)`) {
+		t.Error("after the rename the focus is not on the row's button.channel-rename")
+	}
+	chs := e.list("/v1/channels", "channels", tok)
+	if len(chs) != 1 || chs[0]["name"] != "Releases" || chs[0]["webhook_url"] != webhook {
+		t.Errorf("GET /v1/channels after the rename = %v, want Releases at %s", chs, webhook)
+	}
+	if status, body := e.api(http.MethodPost, webhook, "", map[string]string{"title": "hi"}); status != http.StatusOK {
+		t.Errorf("POST to the webhook URL after the rename: %d %v, want 200", status, body)
+	}
+
+	// Markup in a name is text.
+	const markup = `<b>x</b>`
+	b.openRename(row, "channel", "Releases")
+	b.fill(inputSel, markup)
+	b.click(row + " button.channel-rename-save")
+	b.waitFor("the markup name", `!(`+formOpen+`) && `+nameIs(markup)+` && `+loaded())
+	mustErrorEmpty(b)
+	if n := eval[int](b, `document.querySelectorAll(`+js(nameSel+" b")+`).length`); n != 0 {
+		t.Errorf("the name %q became markup: %d b elements in td.channel-name", markup, n)
+	}
+	if c := stored(); c.Name != markup {
+		t.Errorf("stored name = %q, want %q", c.Name, markup)
+	}
+
+	// Folders.
+	b.openView("folders")
+	frow := `table#folders tbody tr[data-folder-id="` + folderID + `"]`
+	finput := frow + " input.folder-rename-input"
+	fnameIs := func(name string) string {
+		return `((el) => !!el && el.textContent.trim() === ` + js(name) + `)(document.querySelector(` + js(frow+" td.folder-name") + `))`
+	}
+	fbuttons := eval[[]string](b, `Array.from(document.querySelectorAll(`+js(frow+" td.actions button")+`)).map(b => b.textContent.trim())`)
+	if len(fbuttons) == 0 || fbuttons[0] != "Rename" {
+		t.Errorf("folder row buttons = %q, want Rename first", fbuttons)
+	}
+	folderStored := func() string {
+		t.Helper()
+		fs, err := e.st.ListFolders(ctx, u.ID)
+		if err != nil || len(fs) != 1 {
+			t.Fatalf("stored folders = %+v, %v; want one", fs, err)
+		}
+		return fs[0].Name
+	}
+	b.openRename(frow, "folder", "Ops")
+	b.fill(finput, "Not this")
+	b.click(frow + " button.folder-rename-cancel")
+	b.waitFor("folder row back after Cancel", `!document.querySelector(`+js(finput)+`) && `+fnameIs("Ops")+` && `+loaded())
+	b.openRename(frow, "folder", "Ops")
+	b.press(finput, kb.Escape)
+	b.waitFor("folder row back after Escape", `!document.querySelector(`+js(finput)+`) && `+fnameIs("Ops")+` && `+loaded())
+	if name := folderStored(); name != "Ops" {
+		t.Errorf("stored folder after Cancel and Escape = %q, want Ops", name)
+	}
+	b.openRename(frow, "folder", "Ops")
+	b.fill(finput, " ")
+	b.press(finput, kb.Enter)
+	b.waitFor("an error in #error", `document.getElementById("error").textContent.trim() !== "" && `+loaded())
+	if msg := b.text("#error"); !strings.Contains(msg, "name is required") {
+		t.Errorf("#error after a blank folder name = %q, want the API's message %q", msg, "name is required")
+	}
+	if got := eval[string](b, `(document.querySelector(`+js(finput)+`) || {}).value`); got != " " {
+		t.Errorf("after the error the folder input holds %q, want what was typed", got)
+	}
+	if name := folderStored(); name != "Ops" {
+		t.Errorf("stored folder after a blank name = %q, want Ops", name)
+	}
+	b.fill(finput, "Operations")
+	b.click(frow + " button.folder-rename-save")
+	b.waitFor("folder row Operations", `!document.querySelector(`+js(finput)+`) && `+fnameIs("Operations")+` && `+loaded())
+	mustErrorEmpty(b)
+	if name := folderStored(); name != "Operations" {
+		t.Errorf("stored folder after the rename = %q, want Operations", name)
+	}
+	if fs := e.list("/v1/folders", "folders", tok); len(fs) != 1 || fs[0]["id"] != folderID || fs[0]["name"] != "Operations" {
+		t.Errorf("GET /v1/folders after the rename = %v, want Operations", fs)
+	}
+
+	// The channels view shows the folder's new name.
+	b.openView("channels")
+	opt := eval[string](b, `(() => { const o = Array.from(document.querySelectorAll("select#channel-folder option")).find(o => o.value === `+js(folderID)+`);
+		return o ? o.textContent : "<missing>"; })()`)
+	if opt != "Operations" {
+		t.Errorf("select#channel-folder option = %q, want Operations", opt)
+	}
+	if got := b.text(row + " td.channel-folder"); got != "Operations" {
+		t.Errorf("td.channel-folder = %q, want Operations", got)
 	}
 }
 

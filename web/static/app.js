@@ -17,6 +17,8 @@
   let routedHash = null;     // the hash the current view was routed for
   let navSeq = 0;            // bumped on every navigation; stale loads are dropped
   let busy = 0;              // requests/operations in flight
+  let channelNames = new Map(); // id → name of the channels last rendered
+  let folderNames = new Map();  // id → name of the folders last rendered
 
   // ---- busy / ready markers for tests ----
   function begin() {
@@ -248,6 +250,82 @@
     });
   }
 
+  // ---- inline rename ----
+  // startRename swaps a name cell's content for a small form that renames one
+  // item. kind ("channel" or "folder") prefixes the classes, and save(name)
+  // sends the trimmed name. A save re-renders the list like the other
+  // actions; an error leaves the form open with what was typed; Escape or
+  // Cancel puts the cell back as it was, without a request. Focus returns to
+  // the row's Rename button (in the re-rendered row after a save).
+  function startRename(cell, kind, current, save) {
+    const open = cell.querySelector(`input.${kind}-rename-input`);
+    if (open) {
+      open.focus();
+      return;
+    }
+    const tbody = cell.closest('tbody');
+    const row = cell.closest('tr');
+    const rowSel = row ? `tr[data-${kind}-id="${CSS.escape(row.getAttribute(`data-${kind}-id`) || '')}"]` : '';
+    const focusRenameButton = () => {
+      const again = tbody && rowSel ? tbody.querySelector(`${rowSel} button.${kind}-rename`) : null;
+      if (again) again.focus();
+    };
+    const saved = [...cell.childNodes];
+    const input = el('input', {
+      type: 'text',
+      className: `${kind}-rename-input`,
+      autocomplete: 'off',
+      'aria-label': `New name for ${kind} ${current}`,
+    });
+    input.value = current;
+    const cancel = button(`${kind}-rename-cancel secondary`, 'Cancel');
+    const form = el('form', { className: 'rename-form', novalidate: true },
+      input,
+      el('button', { type: 'submit', className: `${kind}-rename-save`, text: 'Save' }),
+      cancel);
+    let pending = false;
+
+    function restore() {
+      if (!cell.contains(form)) return;
+      cell.replaceChildren(...saved);
+      cell.classList.remove('is-editing');
+      clearError();
+      focusRenameButton();
+    }
+
+    form.addEventListener('submit', (ev) => {
+      ev.preventDefault();
+      if (pending) return;
+      pending = true;
+      const name = input.value.trim();
+      action(async () => {
+        try {
+          await save(name);
+        } catch (err) {
+          if (input.isConnected) input.focus();
+          throw err;
+        }
+      }).then(() => {
+        pending = false;
+        // The list was re-rendered: the focus fell to the page.
+        if (!input.isConnected && (!document.activeElement || document.activeElement === document.body)) {
+          focusRenameButton();
+        }
+      });
+    });
+    form.addEventListener('keydown', (ev) => {
+      if (ev.key !== 'Escape' || ev.isComposing) return;
+      ev.preventDefault();
+      restore();
+    });
+    cancel.addEventListener('click', restore);
+
+    cell.classList.add('is-editing');
+    cell.replaceChildren(form);
+    input.focus();
+    input.select();
+  }
+
   // ---- sign-in ----
   async function loadSignin(seq) {
     if (!providers) {
@@ -325,6 +403,7 @@
 
   function renderChannels(channels, pins, folders) {
     renderFolderOptions(folders);
+    channelNames = new Map(channels.map((c) => [c.id, c.name]));
     const folderName = new Map(folders.map((f) => [f.id, f.name]));
     const byId = new Map(channels.map((c) => [c.id, c]));
     const pinned = [...pins]
@@ -344,13 +423,14 @@
       const urlCell = el('td', { className: 'channel-webhook' }, el('code', { text: ch.webhook_url }));
       const folderCell = el('td', { className: 'channel-folder', text: folderName.get(ch.folder_id) || '' });
 
+      const rename = button('channel-rename', 'Rename', `Rename ${ch.name}`);
       const pin = button('channel-pin', isPinned ? 'Unpin' : 'Pin', `${isPinned ? 'Unpin' : 'Pin'} ${ch.name}`);
       const mute = button('channel-mute', muted ? 'Unmute' : 'Mute 1h', muted ? `Unmute ${ch.name}` : `Mute ${ch.name} for one hour`);
       if (muted) mute.title = `Muted until ${formatTime(ch.muted_until)}`;
       const regen = button('channel-regenerate secondary', 'New URL', `New webhook URL for ${ch.name}`);
       regen.title = 'Replace the webhook URL; the old one stops working at once';
       const del = button('channel-delete danger', 'Delete', `Delete ${ch.name}`);
-      const actions = el('td', { className: 'actions' }, pin, mute, regen, del);
+      const actions = el('td', { className: 'actions' }, rename, pin, mute, regen, del);
 
       const classes = [];
       if (isPinned) classes.push('is-pinned');
@@ -401,7 +481,10 @@
     if (!row) return;
     const id = row.dataset.channelId;
     const path = `/v1/channels/${enc(id)}`;
-    if (btn.classList.contains('channel-pin')) {
+    if (btn.classList.contains('channel-rename')) {
+      const cell = row.querySelector('td.channel-name');
+      if (cell) startRename(cell, 'channel', channelNames.get(id) || '', (name) => api('PATCH', path, { name }));
+    } else if (btn.classList.contains('channel-pin')) {
       if (btn.textContent === 'Unpin') action(() => api('DELETE', `/v1/pins?channel_id=${enc(id)}`));
       else action(() => api('POST', '/v1/pins', { channel_id: id }));
     } else if (btn.classList.contains('channel-mute')) {
@@ -482,10 +565,13 @@
     const data = await api('GET', '/v1/folders');
     if (seq !== navSeq) return;
     const folders = data.folders || [];
+    folderNames = new Map(folders.map((f) => [f.id, f.name]));
     const rows = folders.map((f) => el('tr', { dataset: { folderId: f.id } },
       el('td', { className: 'folder-name', text: f.name }),
       el('td', { className: 'folder-created' }, timeEl(f.created_at)),
-      el('td', { className: 'actions' }, button('folder-delete danger', 'Delete', `Delete folder ${f.name}`)),
+      el('td', { className: 'actions' },
+        button('folder-rename', 'Rename', `Rename folder ${f.name}`),
+        button('folder-delete danger', 'Delete', `Delete folder ${f.name}`)),
     ));
     fillBody($('folders').tBodies[0], rows);
     $('folders-empty').hidden = folders.length > 0;
@@ -501,11 +587,18 @@
   }
 
   function onFolderClick(ev) {
-    const btn = ev.target.closest('button.folder-delete');
+    const btn = ev.target.closest('button');
     if (!btn) return;
     const row = btn.closest('tr[data-folder-id]');
     if (!row) return;
-    action(() => api('DELETE', `/v1/folders/${enc(row.dataset.folderId)}`));
+    const id = row.dataset.folderId;
+    const path = `/v1/folders/${enc(id)}`;
+    if (btn.classList.contains('folder-rename')) {
+      const cell = row.querySelector('td.folder-name');
+      if (cell) startRename(cell, 'folder', folderNames.get(id) || '', (name) => api('PATCH', path, { name }));
+    } else if (btn.classList.contains('folder-delete')) {
+      action(() => api('DELETE', path));
+    }
   }
 
   const loaders = {
