@@ -62,7 +62,7 @@ func (s *Server) authenticate(r *http.Request) (*principal, error) {
 func (s *Server) authenticateCookie(r *http.Request) (*principal, error) {
 	c, err := r.Cookie(cookieSession)
 	if err != nil || c.Value == "" {
-		return nil, errInvalidToken("missing credentials: send Authorization: Bearer <token>")
+		return nil, errInvalidToken("missing credentials: send Authorization: Bearer <token>, or sign in from a browser")
 	}
 	sess, u, err := s.st.SessionByAccessHash(r.Context(), store.HashToken(c.Value))
 	if errors.Is(err, store.ErrNotFound) {
