@@ -3,10 +3,17 @@
 'use strict';
 
 (() => {
-  const VIEWS = ['signin', 'channels', 'keys', 'devices', 'folders'];
+  const VIEWS = ['signin', 'channels', 'messages', 'keys', 'devices', 'folders'];
   const DEFAULT_VIEW = 'channels';
   const COLOR_RE = /^#[0-9A-Fa-f]{6}$/;
   const HOUR_MS = 60 * 60 * 1000;
+  const PAGE_SIZE = 50;          // messages shown at first and added by "More"
+  const MAX_LIMIT = 200;         // the largest page GET /v1/messages gives
+  const HTTP_URL_RE = /^https?:\/\//i;
+  const STREAM_EVENTS = ['message.created', 'message.updated', 'message.deleted'];
+  const REFRESH_DELAY_MS = 200;  // live updates are gathered this long before a re-fetch
+  const RETRY_DELAY_MS = 5000;   // a failed background refresh or a closed stream waits this long
+  const STREAM_RETRY_MAX_MS = 60 * 1000;
 
   const $ = (id) => document.getElementById(id);
 
@@ -19,6 +26,16 @@
   let busy = 0;              // requests/operations in flight
   let channelNames = new Map(); // id → name of the channels last rendered
   let folderNames = new Map();  // id → name of the folders last rendered
+  let messagesChannel = '';     // the channel filter of the messages view ('' = all)
+  let messagesWanted = PAGE_SIZE; // how many messages the view shows at most
+  let messagesLoadSeq = 0;      // bumped on every messages load; only the newest renders
+  let messageChannels = new Map(); // channel id → name, for the messages view
+  let messageNodes = new Map(); // message id → {sig, node} of the articles on the page
+  let fieldSeq = 0;             // for unique ids of form fields
+  let stream = null;            // the EventSource of GET /v1/stream while signed in
+  let streamRetry = null;       // timer that reopens a stream the server ended
+  let streamRetryMs = RETRY_DELAY_MS;
+  let refreshTimer = null;      // pending live refresh of the messages view
 
   // ---- busy / ready markers for tests ----
   function begin() {
@@ -187,6 +204,88 @@
     $('nav').hidden = !u;
     $('whoami').textContent = u ? u.email : '';
     $('whoami').title = u && u.name ? u.name : '';
+    if (u) openStream();
+    else closeStream();
+  }
+
+  // ---- live updates ----
+  // One EventSource while signed in (same origin: the session cookie goes
+  // with it, and a GET needs no CSRF header). Any message event re-fetches
+  // the messages view when it is showing. Stream errors are never shown:
+  // EventSource reconnects by itself after a network error, and a stream the
+  // server refused (an HTTP error ends an EventSource for good) is reopened
+  // here after a pause. body.dataset.stream is "open" while connected.
+  function openStream() {
+    if (stream || streamRetry || !user || typeof EventSource !== 'function') return;
+    const es = new EventSource('/v1/stream');
+    stream = es;
+    document.body.dataset.stream = 'connecting';
+    es.addEventListener('open', () => {
+      if (stream !== es) return;
+      streamRetryMs = RETRY_DELAY_MS;
+      document.body.dataset.stream = 'open';
+      // Whatever was sent while (re)connecting came before the stream's
+      // start: fetch it.
+      scheduleRefresh();
+    });
+    for (const type of STREAM_EVENTS) {
+      es.addEventListener(type, () => {
+        if (stream === es) scheduleRefresh();
+      });
+    }
+    es.addEventListener('error', () => {
+      if (stream !== es) return;
+      if (es.readyState !== EventSource.CLOSED) {
+        document.body.dataset.stream = 'connecting';
+        return;
+      }
+      es.close();
+      stream = null;
+      document.body.dataset.stream = 'closed';
+      const wait = streamRetryMs;
+      streamRetryMs = Math.min(streamRetryMs * 2, STREAM_RETRY_MAX_MS);
+      streamRetry = setTimeout(() => {
+        streamRetry = null;
+        openStream();
+      }, wait);
+    });
+  }
+
+  function closeStream() {
+    clearTimeout(streamRetry);
+    streamRetry = null;
+    clearTimeout(refreshTimer);
+    refreshTimer = null;
+    streamRetryMs = RETRY_DELAY_MS;
+    if (stream) {
+      stream.close();
+      stream = null;
+    }
+    document.body.dataset.stream = 'closed';
+  }
+
+  // scheduleRefresh re-fetches the messages view after delay, once for all
+  // the events that arrive meanwhile (a burst makes one request, and a
+  // steady flow at most one per delay).
+  function scheduleRefresh(delay = REFRESH_DELAY_MS) {
+    if (!user || currentView !== 'messages' || refreshTimer) return;
+    refreshTimer = setTimeout(() => {
+      refreshTimer = null;
+      if (!user || currentView !== 'messages') return;
+      const seq = navSeq;
+      begin();
+      loadMessages(seq, { background: true })
+        .catch((err) => {
+          // Busy or unreachable server: try again later, quietly (the stream
+          // also refreshes when it reconnects). Anything else is real.
+          if (err instanceof ApiError && (err.status === 0 || err.status === 429 || err.status >= 500)) {
+            setTimeout(() => scheduleRefresh(0), RETRY_DELAY_MS);
+            return;
+          }
+          handleError(err);
+        })
+        .finally(end);
+    }, delay);
   }
 
   function showView(name) {
@@ -497,6 +596,318 @@
     }
   }
 
+  // ---- messages ----
+  async function listChannels() {
+    const data = await api('GET', '/v1/channels');
+    return Array.isArray(data.channels) ? data.channels : [];
+  }
+
+  // fetchMessages reads the newest wanted messages (of one channel, or of
+  // all when channelId is ''), in pages of at most MAX_LIMIT.
+  async function fetchMessages(channelId, wanted) {
+    const seen = new Set();
+    const list = [];
+    let total = 0;
+    let offset = 0;
+    while (offset < wanted) {
+      const limit = Math.min(MAX_LIMIT, wanted - offset);
+      const params = new URLSearchParams({ limit: String(limit), offset: String(offset) });
+      if (channelId) params.set('channel_id', channelId);
+      const data = await api('GET', `/v1/messages?${params}`);
+      const page = Array.isArray(data.messages) ? data.messages : [];
+      total = typeof data.total === 'number' ? data.total : offset + page.length;
+      for (const m of page) {
+        if (m && !seen.has(m.id)) {
+          seen.add(m.id);
+          list.push(m);
+        }
+      }
+      offset += page.length;
+      if (page.length < limit || offset >= total) break;
+    }
+    return { list, total: Math.max(total, list.length) };
+  }
+
+  // loadMessages renders the messages view. A background load (a live
+  // update) reads the channels again only when it needs their names.
+  async function loadMessages(seq, opts = {}) {
+    const mine = ++messagesLoadSeq;
+    let channels = opts.background ? null : await listChannels();
+    if (channels && messagesChannel && !channels.some((c) => c.id === messagesChannel)) {
+      messagesChannel = ''; // the chosen channel was deleted
+    }
+    let filter = messagesChannel;
+    let page;
+    try {
+      page = await fetchMessages(filter, messagesWanted);
+    } catch (err) {
+      if (!(err instanceof ApiError && err.status === 404 && filter)) throw err;
+      channels = await listChannels();
+      if (channels.some((c) => c.id === filter)) throw err;
+      filter = ''; // deleted meanwhile: show all
+      page = await fetchMessages(filter, messagesWanted);
+    }
+    if (!channels && page.list.some((m) => !messageChannels.has(m.channel_id))) {
+      channels = await listChannels();
+    }
+    if (seq !== navSeq || mine !== messagesLoadSeq) return;
+    messagesChannel = filter;
+    if (channels) renderMessageChannels(channels);
+    renderMessages(page.list, page.total);
+  }
+
+  function renderMessageChannels(channels) {
+    messageChannels = new Map(channels.map((c) => [c.id, c.name]));
+    const sorted = [...channels].sort((a, b) => a.name.localeCompare(b.name) || a.id.localeCompare(b.id));
+    const select = $('messages-channel');
+    select.replaceChildren(
+      el('option', { value: '', text: 'All channels' }),
+      ...sorted.map((c) => el('option', { value: c.id, text: c.name })));
+    select.value = messagesChannel;
+  }
+
+  function renderMessages(list, total) {
+    const next = new Map();
+    const nodes = list.map((m) => {
+      const channel = messageChannels.get(m.channel_id) || m.channel_id;
+      const sig = JSON.stringify(m) + '\u0000' + channel;
+      const old = messageNodes.get(m.id);
+      const node = old && old.sig === sig ? old.node : renderMessage(m, channel);
+      next.set(m.id, { sig, node });
+      return node;
+    });
+    messageNodes = next;
+    syncChildren($('messages'), nodes);
+    $('messages-empty').hidden = list.length > 0;
+    $('messages-more').hidden = total <= list.length;
+    $('messages-count').textContent = list.length > 0
+      ? `Showing ${list.length} of ${total} message${total === 1 ? '' : 's'}`
+      : '';
+  }
+
+  // syncChildren makes nodes the children of parent, in order, moving as
+  // little as it can: an unchanged article keeps its place, its form's
+  // contents and the focus while live updates arrive.
+  function syncChildren(parent, nodes) {
+    const keep = new Set(nodes);
+    for (const child of [...parent.children]) {
+      if (!keep.has(child)) child.remove();
+    }
+    let cursor = parent.firstElementChild;
+    for (const node of nodes) {
+      if (node === cursor) {
+        cursor = cursor.nextElementSibling;
+      } else {
+        parent.insertBefore(node, cursor);
+      }
+    }
+  }
+
+  // A message can be answered while it is pending without a response.
+  function canAnswer(m) {
+    return m.status === 'pending' && (m.response === null || m.response === undefined);
+  }
+
+  function renderMessage(m, channel) {
+    const title = typeof m.title === 'string' ? m.title : '';
+    const status = typeof m.status === 'string' ? m.status : '';
+    const meta = el('div', { className: 'message-meta' },
+      el('span', { className: 'message-channel', text: channel }),
+      el('span', { className: 'message-priority', dataset: { priority: m.priority || '' }, text: m.priority || '' }),
+      m.created_at ? el('time', { className: 'message-time', datetime: m.created_at, title: m.created_at, text: formatTime(m.created_at) }) : null,
+      m.muted ? el('span', { className: 'message-muted', title: 'The channel was muted: stored without a push', text: 'muted' }) : null);
+    const article = el('article', {
+      className: `message priority-${m.priority || 'normal'}`,
+      dataset: { messageId: m.id, status },
+      tabindex: '-1',
+      'aria-label': title,
+    },
+    el('header', { className: 'message-head' },
+      el('h3', { className: 'message-title', text: title }),
+      el('span', { className: 'message-status', dataset: { status }, text: status })),
+    meta,
+    el('div', { className: 'message-body', text: typeof m.body === 'string' ? m.body : '' }),
+    renderApproval(m.approval),
+    canAnswer(m) ? renderActions(m) : null,
+    el('div', { className: 'message-footer' },
+      button('message-delete danger', 'Delete', `Delete message ${title}`)));
+    return article;
+  }
+
+  function renderApproval(a) {
+    if (!a || typeof a !== 'object') return null;
+    const parts = [`Approval ${a.status || 'pending'}`,
+      `${a.approvals_received || 0} of ${a.required_count || 0} approvals`];
+    if (a.rejections_received) parts.push(`${a.rejections_received} rejected`);
+    return el('p', { className: 'message-approval', text: parts.join(' · ') });
+  }
+
+  function styleClass(style) {
+    return style === 'primary' || style === 'destructive' ? ` style-${style}` : ' style-default';
+  }
+
+  function renderActions(m) {
+    const actions = Array.isArray(m.actions) ? m.actions : [];
+    const row = [];
+    const forms = [];
+    actions.forEach((a, i) => {
+      if (!a || typeof a !== 'object') return;
+      const label = typeof a.label === 'string' ? a.label : '';
+      const dataset = { index: String(i) };
+      if (typeof a.key === 'string' && a.key !== '') dataset.key = a.key;
+      if (a.type === 'button') {
+        row.push(el('button', { type: 'button', className: 'message-action' + styleClass(a.style), dataset, text: label }));
+      } else if (a.type === 'url') {
+        const url = typeof a.value === 'string' ? a.value : '';
+        if (HTTP_URL_RE.test(url)) {
+          row.push(el('a', {
+            className: 'message-link button-link' + styleClass(a.style),
+            href: url,
+            target: '_blank',
+            rel: 'noopener noreferrer',
+            title: url,
+            dataset,
+            text: label,
+          }));
+        } else {
+          // Only http(s) addresses become links; anything else (javascript:,
+          // data:) is shown as inert text.
+          row.push(el('span', { className: 'message-link-blocked', title: 'Not an http or https address: not a link', dataset, text: label }));
+        }
+      } else if (a.type === 'form') {
+        forms.push(renderForm(a, dataset));
+      }
+    });
+    if (row.length === 0 && forms.length === 0) return null;
+    return el('div', { className: 'message-actions' },
+      row.length ? el('div', { className: 'message-buttons' }, ...row) : null,
+      ...forms);
+  }
+
+  function renderForm(a, dataset) {
+    const fields = Array.isArray(a.fields) ? a.fields : [];
+    const label = typeof a.label === 'string' ? a.label : '';
+    return el('form', { className: 'message-form', dataset, novalidate: true, 'aria-label': label },
+      ...fields.filter((f) => f && typeof f === 'object').map(renderField),
+      el('div', { className: 'message-form-buttons' },
+        el('button', { type: 'submit', className: 'message-form-submit' + styleClass(a.style || 'primary'), text: label })));
+  }
+
+  // renderField is one labelled input, of the types a form field can have:
+  // text, textarea, number, select, checkbox (others are shown as text).
+  function renderField(f) {
+    const id = `message-field-${++fieldSeq}`;
+    const type = typeof f.type === 'string' ? f.type : 'text';
+    const common = {
+      id,
+      name: f.key,
+      required: f.required === true,
+      'aria-required': f.required === true ? 'true' : null,
+      dataset: { fieldKey: f.key, fieldType: type },
+    };
+    const placeholder = typeof f.placeholder === 'string' && f.placeholder ? f.placeholder : null;
+    const label = el('label', { for: id }, f.label || f.key,
+      f.required === true ? el('span', { className: 'hint', text: ' (required)' }) : null);
+    switch (type) {
+      case 'checkbox':
+        return el('div', { className: 'field field-checkbox' }, el('input', { ...common, type: 'checkbox' }), label);
+      case 'textarea':
+        return el('div', { className: 'field' }, label, el('textarea', { ...common, rows: 3, placeholder }));
+      case 'number':
+        return el('div', { className: 'field' }, label, el('input', { ...common, type: 'number', step: 'any', inputmode: 'decimal', placeholder }));
+      case 'select': {
+        const options = Array.isArray(f.options) ? f.options : [];
+        return el('div', { className: 'field' }, label,
+          el('select', common,
+            el('option', { value: '', text: 'Choose…' }),
+            ...options.map((o) => el('option', { value: String(o), text: String(o) }))));
+      }
+      default:
+        return el('div', { className: 'field' }, label, el('input', { ...common, type: 'text', autocomplete: 'off', placeholder }));
+    }
+  }
+
+  // formResponses collects a form's values by field key: numbers as numbers,
+  // checkboxes as true/false, and no value at all for an empty field (the API
+  // decides what is required).
+  function formResponses(form) {
+    const responses = {};
+    for (const input of form.querySelectorAll('[data-field-key]')) {
+      const key = input.dataset.fieldKey;
+      const type = input.dataset.fieldType;
+      if (type === 'checkbox') {
+        responses[key] = input.checked;
+      } else if (type === 'number') {
+        if (input.value.trim() !== '') responses[key] = Number(input.value);
+      } else if (input.value !== '') {
+        responses[key] = input.value;
+      }
+    }
+    return responses;
+  }
+
+  // respond answers a message once; its controls are inert meanwhile.
+  function respond(article, body) {
+    if (article.dataset.responding === 'true') return;
+    article.dataset.responding = 'true';
+    const id = article.dataset.messageId;
+    action(async () => {
+      try {
+        await api('POST', `/v1/messages/${enc(id)}/respond`, body);
+      } finally {
+        delete article.dataset.responding;
+      }
+    });
+  }
+
+  function onMessagesClick(ev) {
+    const btn = ev.target.closest('button');
+    if (!btn || btn.type === 'submit') return;
+    const article = btn.closest('article[data-message-id]');
+    if (!article) return;
+    if (btn.classList.contains('message-action') && btn.dataset.key !== undefined) {
+      respond(article, { action: btn.dataset.key });
+    } else if (btn.classList.contains('message-delete')) {
+      const following = article.nextElementSibling || article.previousElementSibling;
+      const followingId = following ? following.dataset.messageId : '';
+      action(() => api('DELETE', `/v1/messages/${enc(article.dataset.messageId)}`)).then(() => {
+        // The article is gone: put the focus on its neighbour.
+        if (article.isConnected || (document.activeElement && document.activeElement !== document.body)) return;
+        const next = followingId ? $('messages').querySelector(`article[data-message-id="${CSS.escape(followingId)}"]`) : null;
+        (next || $('content')).focus();
+      });
+    }
+  }
+
+  function onMessagesSubmit(ev) {
+    const form = ev.target.closest('form.message-form');
+    if (!form) return;
+    ev.preventDefault();
+    const article = form.closest('article[data-message-id]');
+    if (!article || form.dataset.key === undefined) return;
+    respond(article, { action: form.dataset.key, responses: formResponses(form) });
+  }
+
+  function onMessagesChannel() {
+    messagesChannel = $('messages-channel').value;
+    messagesWanted = PAGE_SIZE;
+    const seq = navSeq;
+    run(() => loadMessages(seq));
+  }
+
+  function onMessagesMore() {
+    const shown = $('messages').children.length;
+    messagesWanted = Math.max(messagesWanted, shown) + PAGE_SIZE;
+    const seq = navSeq;
+    run(async () => {
+      await loadMessages(seq);
+      // The first of the new messages gets the focus (the button may be
+      // hidden now that everything is shown).
+      const first = $('messages').children[shown];
+      if (first) first.focus();
+    });
+  }
+
   // ---- API keys ----
   async function loadKeys(seq) {
     const data = await api('GET', '/v1/keys');
@@ -604,6 +1015,7 @@
   const loaders = {
     signin: loadSignin,
     channels: loadChannels,
+    messages: loadMessages,
     keys: loadKeys,
     devices: loadDevices,
     folders: loadFolders,
@@ -628,6 +1040,10 @@
     $('nav').addEventListener('click', onNavClick);
     $('channel-create').addEventListener('submit', onChannelCreate);
     $('channels').tBodies[0].addEventListener('click', onChannelClick);
+    $('messages-channel').addEventListener('change', onMessagesChannel);
+    $('messages').addEventListener('click', onMessagesClick);
+    $('messages').addEventListener('submit', onMessagesSubmit);
+    $('messages-more').addEventListener('click', onMessagesMore);
     $('key-create').addEventListener('submit', onKeyCreate);
     $('keys').tBodies[0].addEventListener('click', onKeyClick);
     $('devices').tBodies[0].addEventListener('click', onDeviceClick);
