@@ -22,6 +22,9 @@ const (
 	storeGoogle = "google"
 )
 
+// proPlan is the plan a running subscription pays for.
+const proPlan = "pro"
+
 // Subscriptions are the configured app stores; a nil field is a store that
 // is not configured, whose endpoints answer 404.
 type Subscriptions struct {
@@ -77,7 +80,7 @@ func (s *Server) subscriptionView(ctx context.Context, userID string) (map[strin
 		return nil, err
 	}
 	view["status"] = store.SubscriptionExpired
-	if sub.Status == store.SubscriptionActive && (sub.ExpiresAt == nil || sub.ExpiresAt.After(s.now())) {
+	if sub.Active(s.now()) {
 		view["status"] = store.SubscriptionActive
 	}
 	view["store"], view["product_id"] = sub.Store, sub.ProductID
@@ -141,7 +144,7 @@ func (s *Server) handleVerifyPurchase(w http.ResponseWriter, r *http.Request, p 
 }
 
 func (s *Server) saveSubscription(ctx context.Context, sub *store.Subscription) error {
-	return s.st.SaveSubscription(ctx, sub, "pro", s.cfg.DefaultPlan)
+	return s.st.SaveSubscription(ctx, sub, proPlan, s.cfg.DefaultPlan)
 }
 
 // verifyApple checks {"signed_transaction"} from StoreKit 2.

@@ -26,7 +26,7 @@ func (s *Server) sweep(ctx context.Context) {
 	if _, err := s.st.DeleteEventsBefore(ctx, now.Add(-eventHistory)); err != nil {
 		s.log.Warn("sweep: events", "err", err)
 	}
-	if n, err := s.st.ExpireSubscriptions(ctx, "pro", s.cfg.DefaultPlan); err != nil {
+	if n, err := s.st.ExpireSubscriptions(ctx, proPlan, s.cfg.DefaultPlan); err != nil {
 		s.log.Warn("sweep: subscriptions", "err", err)
 	} else if n > 0 {
 		s.log.Info("sweep: subscriptions ended", "count", n)

@@ -29,8 +29,8 @@ type Subscription struct {
 	UpdatedAt  time.Time
 }
 
-// active says whether s pays for pro at now.
-func (s *Subscription) active(now time.Time) bool {
+// Active says whether s pays for pro at now.
+func (s *Subscription) Active(now time.Time) bool {
 	return s.Status == SubscriptionActive && (s.ExpiresAt == nil || s.ExpiresAt.After(now))
 }
 
@@ -58,7 +58,7 @@ func scanSubscription(row scanner) (*Subscription, error) {
 func (s *Store) SaveSubscription(ctx context.Context, sub *Subscription, proPlan, defaultPlan string) error {
 	now := s.now()
 	sub.UpdatedAt = now.UTC().Truncate(time.Millisecond)
-	if sub.Status == SubscriptionActive && !sub.active(now) {
+	if sub.Status == SubscriptionActive && !sub.Active(now) {
 		sub.Status = SubscriptionExpired
 	}
 	defer s.tokens.invalidate() // the send path caches plans

@@ -648,3 +648,14 @@ const (
 	adaEmail    = "ada@example.com"
 	adaPassword = "correct horse battery"
 )
+
+// folder creates a folder through the API and returns its id.
+func (e *env) folder(token, name string) string {
+	e.t.Helper()
+	status, body := e.api(http.MethodPost, "/v1/folders", token, map[string]string{"name": name})
+	id, _ := body["id"].(string)
+	if status != http.StatusCreated || id == "" {
+		e.t.Fatalf("create folder %s: %d %v", name, status, body)
+	}
+	return id
+}

@@ -129,11 +129,7 @@ func TestUIChannels(t *testing.T) {
 	e, b, u := setup(t)
 	ctx := context.Background()
 	tok := e.token(adaEmail, adaPassword)
-	status, folder := e.api(http.MethodPost, "/v1/folders", tok, map[string]string{"name": "Ops"})
-	if status != http.StatusCreated {
-		t.Fatalf("create folder: %d %v", status, folder)
-	}
-	folderID, _ := folder["id"].(string)
+	folderID := e.folder(tok, "Ops")
 
 	b.signIn(adaEmail, adaPassword)
 	if !b.shown("p#channels-empty") {
@@ -460,11 +456,7 @@ func TestUIRename(t *testing.T) {
 	e, b, u := setup(t)
 	ctx := context.Background()
 	tok := e.token(adaEmail, adaPassword)
-	status, folder := e.api(http.MethodPost, "/v1/folders", tok, map[string]string{"name": "Ops"})
-	if status != http.StatusCreated {
-		t.Fatalf("create folder: %d %v", status, folder)
-	}
-	folderID, _ := folder["id"].(string)
+	folderID := e.folder(tok, "Ops")
 	status, created := e.api(http.MethodPost, "/v1/channels", tok, map[string]string{"name": "Deploys", "color": "#1E90FF"})
 	if status != http.StatusCreated {
 		t.Fatalf("create channel: %d %v", status, created)
@@ -683,10 +675,7 @@ func TestUIEscapingAndCSRF(t *testing.T) {
 	ctx := context.Background()
 	tok := e.token(adaEmail, adaPassword)
 	const folderName = `<b id="injected-folder">Ops</b>`
-	if status, body := e.api(http.MethodPost, "/v1/folders", tok, map[string]string{"name": folderName}); status != http.StatusCreated {
-		t.Fatalf("create folder: %d %v", status, body)
-	}
-	folderID, _ := e.list("/v1/folders", "folders", tok)[0]["id"].(string)
+	folderID := e.folder(tok, folderName)
 	b.signIn(adaEmail, adaPassword)
 
 	const name = `<img src=x onerror=window.pwned=1>`
