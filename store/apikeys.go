@@ -24,15 +24,15 @@ type APIKey struct {
 func (s *Store) CreateAPIKey(ctx context.Context, k *APIKey, hash []byte, max int) error {
 	k.ID = NewID("key_")
 	k.CreatedAt = s.now().UTC().Truncate(time.Millisecond)
-	err := s.update(ctx, func(tx *sql.Tx) error {
+	err := s.update(ctx, func(tx *writeTx) error {
 		var n int
-		if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM api_keys WHERE user_id = ? AND revoked_at IS NULL", k.UserID).Scan(&n); err != nil {
+		if err := tx.QueryRow("SELECT count(*) FROM api_keys WHERE user_id = ? AND revoked_at IS NULL", k.UserID).Scan(&n); err != nil {
 			return err
 		}
 		if n >= max {
 			return ErrLimit
 		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO api_keys (id, user_id, name, key_hash, prefix, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
+		_, err := tx.Exec(`INSERT INTO api_keys (id, user_id, name, key_hash, prefix, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
 			k.ID, k.UserID, k.Name, hash, k.Prefix, ms(k.CreatedAt))
 		return err
 	})
@@ -92,9 +92,9 @@ func (s *Store) TouchAPIKeys(ctx context.Context, used map[string]time.Time) err
 	if len(used) == 0 {
 		return nil
 	}
-	err := s.update(ctx, func(tx *sql.Tx) error {
+	err := s.update(ctx, func(tx *writeTx) error {
 		for id, t := range used {
-			if _, err := tx.ExecContext(ctx, `UPDATE api_keys SET last_used_at = ?
+			if _, err := tx.Exec(`UPDATE api_keys SET last_used_at = ?
 				WHERE id = ? AND (last_used_at IS NULL OR last_used_at < ?)`, ms(t), id, ms(t)); err != nil {
 				return err
 			}

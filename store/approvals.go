@@ -64,11 +64,11 @@ type approvalRow struct {
 	callback  sql.NullString
 }
 
-func loadApproval(ctx context.Context, tx *sql.Tx, id string) (*approvalRow, error) {
+func loadApproval(tx *writeTx, id string) (*approvalRow, error) {
 	var a approvalRow
 	var rule sql.NullString
 	var deadline sql.NullInt64
-	err := tx.QueryRowContext(ctx, `SELECT channel_id, approval, approval_status, approval_deadline, callback_url
+	err := tx.QueryRow(`SELECT channel_id, approval, approval_status, approval_deadline, callback_url
 		FROM messages WHERE id = ?`, id).Scan(&a.channelID, &rule, &a.status, &deadline, &a.callback)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, ErrNotFound
@@ -96,9 +96,9 @@ func loadApproval(ctx context.Context, tx *sql.Tx, id string) (*approvalRow, err
 func (s *Store) CastVote(ctx context.Context, id string, v Vote, resolve Resolver) (*Resolution, error) {
 	var res *Resolution
 	closed := false
-	err := s.update(ctx, func(tx *sql.Tx) error {
+	err := s.update(ctx, func(tx *writeTx) error {
 		res, closed = nil, false
-		a, err := loadApproval(ctx, tx, id)
+		a, err := loadApproval(tx, id)
 		if err != nil {
 			return err
 		}
@@ -108,33 +108,33 @@ func (s *Store) CastVote(ctx context.Context, id string, v Vote, resolve Resolve
 		}
 		if !v.RespondedAt.Before(fromMS(a.deadline)) {
 			// The window passed first; the vote is not counted.
-			res, err = s.resolve(ctx, tx, id, a, ApprovalExpired, nil, resolve)
+			res, err = s.resolve(tx, id, a, ApprovalExpired, nil, resolve)
 			closed = true
 			return err
 		}
 		if len(v.ResponseData) == 0 {
 			v.ResponseData = json.RawMessage("{}")
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO votes (message_id, user_id, user_name, action, response_data, responded_at)
+		if _, err := tx.Exec(`INSERT INTO votes (message_id, user_id, user_name, action, response_data, responded_at)
 			VALUES (?, ?, ?, ?, ?, ?)`, id, v.UserID, v.UserName, v.Action, string(v.ResponseData), ms(v.RespondedAt)); err != nil {
 			if isUnique(err) {
 				return ErrAlreadyVoted
 			}
 			return err
 		}
-		if err := s.insertEvent(ctx, tx, EventUpdated, id); err != nil {
+		if err := s.insertEvent(tx, EventUpdated, id); err != nil {
 			return err
 		}
-		votes, err := listVotes(ctx, tx, id)
+		votes, err := listVotes(tx.Query, id)
 		if err != nil {
 			return err
 		}
 		approvals, rejections := countVotes(votes)
 		switch {
 		case rejections > 0:
-			res, err = s.resolve(ctx, tx, id, a, ApprovalRejected, &v, resolve)
+			res, err = s.resolve(tx, id, a, ApprovalRejected, &v, resolve)
 		case approvals >= a.rule.RequiredCount:
-			res, err = s.resolve(ctx, tx, id, a, ApprovalApproved, &v, resolve)
+			res, err = s.resolve(tx, id, a, ApprovalApproved, &v, resolve)
 		}
 		return err
 	})
@@ -161,8 +161,8 @@ func countVotes(votes []Vote) (approvals, rejections int) {
 
 // resolve closes an approval: it stores the outcome, the polling response
 // (or the expired state) and queues the callback, inside tx.
-func (s *Store) resolve(ctx context.Context, tx *sql.Tx, id string, a *approvalRow, status string, deciding *Vote, resolve Resolver) (*Resolution, error) {
-	votes, err := listVotes(ctx, tx, id)
+func (s *Store) resolve(tx *writeTx, id string, a *approvalRow, status string, deciding *Vote, resolve Resolver) (*Resolution, error) {
+	votes, err := listVotes(tx.Query, id)
 	if err != nil {
 		return nil, err
 	}
@@ -200,23 +200,23 @@ func (s *Store) resolve(ctx context.Context, tx *sql.Tx, id string, a *approvalR
 	if response == nil {
 		state, resp, submitted = StateExpired, nil, nil
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE messages SET approval_status = ?, state = ?, response = ?, submitted_at = ? WHERE id = ?`,
+	if _, err := tx.Exec(`UPDATE messages SET approval_status = ?, state = ?, response = ?, submitted_at = ? WHERE id = ?`,
 		res.Status, state, resp, submitted, id); err != nil {
 		return nil, err
 	}
-	if err := s.insertEvent(ctx, tx, EventUpdated, id); err != nil {
+	if err := s.insertEvent(tx, EventUpdated, id); err != nil {
 		return nil, err
 	}
 	if callback != nil {
-		if err := s.insertDelivery(ctx, tx, id, callback, at); err != nil {
+		if err := s.insertDelivery(tx, id, callback, at); err != nil {
 			return nil, err
 		}
 	}
 	return res, nil
 }
 
-func listVotes(ctx context.Context, q querier, id string) ([]Vote, error) {
-	rows, err := q.QueryContext(ctx, `SELECT user_id, user_name, action, response_data, responded_at
+func listVotes(query queryFunc, id string) ([]Vote, error) {
+	rows, err := query(`SELECT user_id, user_name, action, response_data, responded_at
 		FROM votes WHERE message_id = ? ORDER BY responded_at, seq`, id)
 	if err != nil {
 		return nil, err
@@ -283,9 +283,9 @@ func (s *Store) NextApprovalDeadline(ctx context.Context) (time.Time, bool, erro
 // before now, each exactly once, and returns the resolutions.
 func (s *Store) ExpireApprovals(ctx context.Context, now time.Time, resolve Resolver) ([]Resolution, error) {
 	var out []Resolution
-	err := s.update(ctx, func(tx *sql.Tx) error {
+	err := s.update(ctx, func(tx *writeTx) error {
 		out = out[:0]
-		rows, err := tx.QueryContext(ctx, `SELECT id FROM messages
+		rows, err := tx.Query(`SELECT id FROM messages
 			WHERE approval_deadline IS NOT NULL AND approval_status IS NULL AND approval_deadline <= ? LIMIT 500`, ms(now))
 		if err != nil {
 			return err
@@ -301,11 +301,11 @@ func (s *Store) ExpireApprovals(ctx context.Context, now time.Time, resolve Reso
 		}
 		rows.Close()
 		for _, id := range ids {
-			a, err := loadApproval(ctx, tx, id)
+			a, err := loadApproval(tx, id)
 			if err != nil {
 				return err
 			}
-			res, err := s.resolve(ctx, tx, id, a, ApprovalExpired, nil, resolve)
+			res, err := s.resolve(tx, id, a, ApprovalExpired, nil, resolve)
 			if err != nil {
 				return err
 			}

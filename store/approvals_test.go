@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -81,8 +80,8 @@ func (f *aprFixture) message(t *testing.T, required, window int) *Message {
 // insertVote records a vote directly, bypassing CastVote's rules.
 func (f *aprFixture) insertVote(t *testing.T, id string, u *User, action string, at time.Time) {
 	t.Helper()
-	err := f.s.update(context.Background(), func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(context.Background(), `INSERT INTO votes (message_id, user_id, user_name, action, response_data, responded_at)
+	err := f.s.update(context.Background(), func(tx *writeTx) error {
+		_, err := tx.Exec(`INSERT INTO votes (message_id, user_id, user_name, action, response_data, responded_at)
 			VALUES (?, ?, ?, ?, '{}', ?)`, id, u.ID, u.Name, action, ms(at))
 		return err
 	})

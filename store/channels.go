@@ -104,8 +104,8 @@ func (s *Store) CreateChannel(ctx context.Context, c *Channel) error {
 	c.ID, c.WebhookToken, c.WebhookSecret = NewID("ch_"), NewWebhookToken(), NewWebhookSecret()
 	c.CreatedAt = s.now().UTC().Truncate(time.Millisecond)
 	c.UpdatedAt = c.CreatedAt
-	err := s.update(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO channels
+	err := s.update(ctx, func(tx *writeTx) error {
+		_, err := tx.Exec(`INSERT INTO channels
 			(id, user_id, name, icon, color, muted_until, folder_id, webhook_token, webhook_secret, approval, created_at, updated_at)
 			VALUES (?, ?, ?, ?, ?, ?, NULL, ?, ?, NULL, ?, ?)`,
 			c.ID, c.UserID, c.Name, c.Icon, c.Color, nullMS(c.MutedUntil), c.WebhookToken, c.WebhookSecret,
@@ -175,7 +175,7 @@ func (s *Store) ChannelByToken(ctx context.Context, token string) (*Channel, str
 
 // UpdateChannel applies p to a channel the user owns and returns the result.
 func (s *Store) UpdateChannel(ctx context.Context, userID, id string, p ChannelPatch) (*Channel, error) {
-	return s.changeChannel(ctx, "update channel", userID, id, func(tx *sql.Tx, c *Channel) error {
+	return s.changeChannel(ctx, "update channel", userID, id, func(tx *writeTx, c *Channel) error {
 		if p.Name != nil {
 			c.Name = *p.Name
 		}
@@ -195,7 +195,7 @@ func (s *Store) UpdateChannel(ctx context.Context, userID, id string, p ChannelP
 			c.FolderID = p.FolderID.Value
 			if c.FolderID != nil {
 				var n int
-				if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM folders WHERE id = ? AND user_id = ?", *c.FolderID, userID).Scan(&n); err != nil {
+				if err := tx.QueryRow("SELECT count(*) FROM folders WHERE id = ? AND user_id = ?", *c.FolderID, userID).Scan(&n); err != nil {
 					return err
 				}
 				if n == 0 {
@@ -209,7 +209,7 @@ func (s *Store) UpdateChannel(ctx context.Context, userID, id string, p ChannelP
 
 // RegenerateToken gives a channel a new webhook token; the old one stops working at once.
 func (s *Store) RegenerateToken(ctx context.Context, userID, id string) (*Channel, error) {
-	return s.changeChannel(ctx, "regenerate token", userID, id, func(_ *sql.Tx, c *Channel) error {
+	return s.changeChannel(ctx, "regenerate token", userID, id, func(_ *writeTx, c *Channel) error {
 		c.WebhookToken = NewWebhookToken()
 		return nil
 	})
@@ -217,7 +217,7 @@ func (s *Store) RegenerateToken(ctx context.Context, userID, id string) (*Channe
 
 // RotateSecret gives a channel a new signing secret, in force at once.
 func (s *Store) RotateSecret(ctx context.Context, userID, id string) (*Channel, error) {
-	return s.changeChannel(ctx, "rotate secret", userID, id, func(_ *sql.Tx, c *Channel) error {
+	return s.changeChannel(ctx, "rotate secret", userID, id, func(_ *writeTx, c *Channel) error {
 		c.WebhookSecret = NewWebhookSecret()
 		return nil
 	})
@@ -225,11 +225,11 @@ func (s *Store) RotateSecret(ctx context.Context, userID, id string) (*Channel, 
 
 // changeChannel reads a user's channel, lets change edit it and writes every
 // mutable column back, all in one transaction.
-func (s *Store) changeChannel(ctx context.Context, op, userID, id string, change func(*sql.Tx, *Channel) error) (*Channel, error) {
+func (s *Store) changeChannel(ctx context.Context, op, userID, id string, change func(*writeTx, *Channel) error) (*Channel, error) {
 	var c *Channel
-	err := s.update(ctx, func(tx *sql.Tx) error {
+	err := s.update(ctx, func(tx *writeTx) error {
 		var err error
-		c, err = scanChannel(tx.QueryRowContext(ctx, "SELECT "+channelCols+" FROM channels c WHERE c.id = ? AND c.user_id = ?", id, userID))
+		c, err = scanChannel(tx.QueryRow("SELECT "+channelCols+" FROM channels c WHERE c.id = ? AND c.user_id = ?", id, userID))
 		if err != nil {
 			return err
 		}
@@ -237,7 +237,7 @@ func (s *Store) changeChannel(ctx context.Context, op, userID, id string, change
 			return err
 		}
 		c.UpdatedAt = s.now().UTC().Truncate(time.Millisecond)
-		_, err = tx.ExecContext(ctx, `UPDATE channels SET name = ?, icon = ?, color = ?, muted_until = ?, folder_id = ?,
+		_, err = tx.Exec(`UPDATE channels SET name = ?, icon = ?, color = ?, muted_until = ?, folder_id = ?,
 			webhook_token = ?, webhook_secret = ?, approval = ?, updated_at = ? WHERE id = ?`,
 			c.Name, c.Icon, c.Color, nullMS(c.MutedUntil), c.FolderID, c.WebhookToken, c.WebhookSecret,
 			approvalJSON(c.Approval), ms(c.UpdatedAt), c.ID)
@@ -255,20 +255,20 @@ func (s *Store) changeChannel(ctx context.Context, op, userID, id string, change
 // Live streams get a message.deleted event for each of its messages, for
 // the owner and every approver, in the same transaction.
 func (s *Store) DeleteChannel(ctx context.Context, userID, id string) error {
-	err := s.update(ctx, func(tx *sql.Tx) error {
+	err := s.update(ctx, func(tx *writeTx) error {
 		now := ms(s.now())
-		if _, err := tx.ExecContext(ctx, `INSERT INTO events (user_id, type, message_id, channel_id, created_at)
+		if _, err := tx.Exec(`INSERT INTO events (user_id, type, message_id, channel_id, created_at)
 			SELECT ?1, ?2, m.id, m.channel_id, ?3 FROM messages m WHERE m.channel_id = ?4
 				AND EXISTS (SELECT 1 FROM channels WHERE id = ?4 AND user_id = ?1)`, userID, EventDeleted, now, id); err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO events (user_id, type, message_id, channel_id, created_at)
+		if _, err := tx.Exec(`INSERT INTO events (user_id, type, message_id, channel_id, created_at)
 			SELECT j.value, ?2, m.id, m.channel_id, ?3 FROM messages m, json_each(m.approval, '$.approvers') j
 			WHERE m.channel_id = ?4 AND j.value != ?1
 				AND EXISTS (SELECT 1 FROM channels WHERE id = ?4 AND user_id = ?1)`, userID, EventDeleted, now, id); err != nil {
 			return err
 		}
-		if err := execOne(ctx, tx, "DELETE FROM channels WHERE id = ? AND user_id = ?", id, userID); err != nil {
+		if err := execOne(tx, "DELETE FROM channels WHERE id = ? AND user_id = ?", id, userID); err != nil {
 			return err
 		}
 		s.wake.mark(TopicEvents)

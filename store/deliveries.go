@@ -56,8 +56,8 @@ type Attempt struct {
 
 // insertDelivery queues d for messageID inside tx and wakes the workers
 // once tx commits.
-func (s *Store) insertDelivery(ctx context.Context, tx *sql.Tx, messageID string, d *NewDelivery, now time.Time) error {
-	_, err := tx.ExecContext(ctx, `INSERT INTO deliveries
+func (s *Store) insertDelivery(tx *writeTx, messageID string, d *NewDelivery, now time.Time) error {
+	_, err := tx.Exec(`INSERT INTO deliveries
 		(id, message_id, channel_id, event, url, body, state, next_attempt_at, created_at, updated_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		NewID("dlv_"), messageID, d.ChannelID, d.Event, d.URL, d.Body, DeliveryPending, ms(now), ms(now), ms(now))
@@ -79,9 +79,9 @@ func (s *Store) ReleaseLeases(ctx context.Context) error {
 // becomes due again when its lease runs out.
 func (s *Store) ClaimDeliveries(ctx context.Context, n int, lease time.Duration) ([]Delivery, error) {
 	var out []Delivery
-	err := s.update(ctx, func(tx *sql.Tx) error {
+	err := s.update(ctx, func(tx *writeTx) error {
 		now := s.now()
-		rows, err := tx.QueryContext(ctx, `UPDATE deliveries SET lease_until = ?
+		rows, err := tx.Query(`UPDATE deliveries SET lease_until = ?
 			WHERE id IN (SELECT id FROM deliveries
 				WHERE state = ? AND next_attempt_at <= ? AND (lease_until IS NULL OR lease_until <= ?)
 				ORDER BY next_attempt_at LIMIT ?)
@@ -159,12 +159,12 @@ type AttemptResult struct {
 func (s *Store) RecordAttempt(ctx context.Context, d *Delivery, res AttemptResult, maxAttempts int, retryAt time.Time) (string, error) {
 	n := d.Attempts + 1
 	var state string
-	err := s.update(ctx, func(tx *sql.Tx) error {
+	err := s.update(ctx, func(tx *writeTx) error {
 		var code any
 		if res.StatusCode != 0 {
 			code = res.StatusCode
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO delivery_attempts (delivery_id, attempt, at, status_code, error, duration_ms)
+		if _, err := tx.Exec(`INSERT INTO delivery_attempts (delivery_id, attempt, at, status_code, error, duration_ms)
 			SELECT ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM deliveries WHERE id = ?)`,
 			d.ID, n, ms(res.At), code, res.Error, res.Duration.Milliseconds(), d.ID); err != nil {
 			return err
@@ -178,7 +178,7 @@ func (s *Store) RecordAttempt(ctx context.Context, d *Delivery, res AttemptResul
 		default:
 			state = DeliveryPending
 		}
-		err := execOne(ctx, tx, `UPDATE deliveries SET state = ?, attempts = ?, next_attempt_at = ?, lease_until = NULL,
+		err := execOne(tx, `UPDATE deliveries SET state = ?, attempts = ?, next_attempt_at = ?, lease_until = NULL,
 			last_status_code = ?, last_error = ?, updated_at = ? WHERE id = ?`,
 			state, n, next, code, res.Error, ms(res.At), d.ID)
 		if errors.Is(err, ErrNotFound) {
@@ -190,13 +190,13 @@ func (s *Store) RecordAttempt(ctx context.Context, d *Delivery, res AttemptResul
 		}
 		if state == DeliveryFailed {
 			// failed is the last word of polling, even after a read or expiry.
-			if _, err := tx.ExecContext(ctx, "UPDATE messages SET state = ?, response = NULL WHERE id = ?", StateFailed, d.MessageID); err != nil {
+			if _, err := tx.Exec("UPDATE messages SET state = ?, response = NULL WHERE id = ?", StateFailed, d.MessageID); err != nil {
 				return err
 			}
 		}
 		if state != DeliveryPending || n == 1 {
 			// The delivery's state changed: delivered, failed, or retrying.
-			return s.insertEvent(ctx, tx, EventUpdated, d.MessageID)
+			return s.insertEvent(tx, EventUpdated, d.MessageID)
 		}
 		return nil
 	})
@@ -219,7 +219,7 @@ func (s *Store) DeliveryLog(ctx context.Context, messageID string) (*DeliverySta
 	var st DeliveryStatus
 	var id string
 	var code, next sql.NullInt64
-	err = tx.QueryRowContext(ctx, `SELECT id, state, attempts, last_status_code, next_attempt_at FROM deliveries WHERE message_id = ?`,
+	err = tx.QueryRow(`SELECT id, state, attempts, last_status_code, next_attempt_at FROM deliveries WHERE message_id = ?`,
 		messageID).Scan(&id, &st.State, &st.Attempts, &code, &next)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, []Attempt{}, nil
@@ -228,7 +228,7 @@ func (s *Store) DeliveryLog(ctx context.Context, messageID string) (*DeliverySta
 		return nil, nil, fmt.Errorf("store: delivery log %s: %w", messageID, err)
 	}
 	fillStatus(&st, code, next)
-	rows, err := tx.QueryContext(ctx, `SELECT attempt, at, status_code, error, duration_ms FROM delivery_attempts
+	rows, err := tx.Query(`SELECT attempt, at, status_code, error, duration_ms FROM delivery_attempts
 		WHERE delivery_id = ? ORDER BY id`, id)
 	if err != nil {
 		return nil, nil, fmt.Errorf("store: delivery log %s: %w", messageID, err)
@@ -266,9 +266,9 @@ func fillStatus(st *DeliveryStatus, code, next sql.NullInt64) {
 // due now, with its attempt count starting again. A job still pending is
 // ErrDeliveryPending; a message without a callback is ErrNotFound.
 func (s *Store) Redeliver(ctx context.Context, messageID string) error {
-	err := s.update(ctx, func(tx *sql.Tx) error {
+	err := s.update(ctx, func(tx *writeTx) error {
 		var state string
-		err := tx.QueryRowContext(ctx, "SELECT state FROM deliveries WHERE message_id = ?", messageID).Scan(&state)
+		err := tx.QueryRow("SELECT state FROM deliveries WHERE message_id = ?", messageID).Scan(&state)
 		if errors.Is(err, sql.ErrNoRows) {
 			return ErrNotFound
 		}
@@ -279,12 +279,12 @@ func (s *Store) Redeliver(ctx context.Context, messageID string) error {
 			return ErrDeliveryPending
 		}
 		now := ms(s.now())
-		if _, err := tx.ExecContext(ctx, `UPDATE deliveries SET state = ?, attempts = 0, next_attempt_at = ?, lease_until = NULL,
+		if _, err := tx.Exec(`UPDATE deliveries SET state = ?, attempts = 0, next_attempt_at = ?, lease_until = NULL,
 			updated_at = ? WHERE message_id = ?`, DeliveryPending, now, now, messageID); err != nil {
 			return err
 		}
 		s.wake.mark(TopicDeliveries)
-		return s.insertEvent(ctx, tx, EventUpdated, messageID)
+		return s.insertEvent(tx, EventUpdated, messageID)
 	})
 	if err != nil {
 		return fmt.Errorf("store: redeliver %s: %w", messageID, err)

@@ -41,8 +41,8 @@ func scanDevice(row scanner) (*Device, error) {
 // registered by another user moves to this one.
 func (s *Store) RegisterDevice(ctx context.Context, d *Device) error {
 	now := s.now().UTC().Truncate(time.Millisecond)
-	err := s.update(ctx, func(tx *sql.Tx) error {
-		existing, err := scanDevice(tx.QueryRowContext(ctx, "SELECT "+deviceCols+" FROM devices WHERE user_id = ? AND push_token = ?", d.UserID, d.PushToken))
+	err := s.update(ctx, func(tx *writeTx) error {
+		existing, err := scanDevice(tx.QueryRow("SELECT "+deviceCols+" FROM devices WHERE user_id = ? AND push_token = ?", d.UserID, d.PushToken))
 		switch {
 		case err == nil:
 			d.ID, d.CreatedAt = existing.ID, existing.CreatedAt
@@ -55,10 +55,10 @@ func (s *Store) RegisterDevice(ctx context.Context, d *Device) error {
 		// A push token belongs to one phone or browser: when another user
 		// signs in on it, the previous user's registration goes, so their
 		// notifications stop appearing there.
-		if _, err := tx.ExecContext(ctx, "DELETE FROM devices WHERE push_token = ? AND user_id != ?", d.PushToken, d.UserID); err != nil {
+		if _, err := tx.Exec("DELETE FROM devices WHERE push_token = ? AND user_id != ?", d.PushToken, d.UserID); err != nil {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, `INSERT INTO devices (id, user_id, platform, name, push_token, active, created_at, updated_at)
+		_, err = tx.Exec(`INSERT INTO devices (id, user_id, platform, name, push_token, active, created_at, updated_at)
 			VALUES (?, ?, ?, ?, ?, 1, ?, ?)
 			ON CONFLICT (id) DO UPDATE SET platform = excluded.platform, name = excluded.name, active = 1, updated_at = excluded.updated_at`,
 			d.ID, d.UserID, d.Platform, d.Name, d.PushToken, ms(d.CreatedAt), ms(d.UpdatedAt))
@@ -79,9 +79,9 @@ type DevicePatch struct {
 // UpdateDevice changes a user's device; a new push token reactivates it.
 func (s *Store) UpdateDevice(ctx context.Context, userID, id string, p DevicePatch) (*Device, error) {
 	var d *Device
-	err := s.update(ctx, func(tx *sql.Tx) error {
+	err := s.update(ctx, func(tx *writeTx) error {
 		var err error
-		d, err = scanDevice(tx.QueryRowContext(ctx, "SELECT "+deviceCols+" FROM devices WHERE id = ? AND user_id = ?", id, userID))
+		d, err = scanDevice(tx.QueryRow("SELECT "+deviceCols+" FROM devices WHERE id = ? AND user_id = ?", id, userID))
 		if err != nil {
 			return err
 		}
@@ -92,7 +92,7 @@ func (s *Store) UpdateDevice(ctx context.Context, userID, id string, p DevicePat
 			d.Name = *p.Name
 		}
 		d.UpdatedAt = s.now().UTC().Truncate(time.Millisecond)
-		_, err = tx.ExecContext(ctx, "UPDATE devices SET push_token = ?, name = ?, active = ?, updated_at = ? WHERE id = ?",
+		_, err = tx.Exec("UPDATE devices SET push_token = ?, name = ?, active = ?, updated_at = ? WHERE id = ?",
 			d.PushToken, d.Name, d.Active, ms(d.UpdatedAt), d.ID)
 		return err
 	})

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"time"
 )
@@ -28,8 +27,8 @@ type Event struct {
 
 // insertEvent records typ for message id, for the channel's owner and every
 // approver of the message, inside tx.
-func (s *Store) insertEvent(ctx context.Context, tx *sql.Tx, typ, id string) error {
-	_, err := tx.ExecContext(ctx, `INSERT INTO events (user_id, type, message_id, channel_id, created_at)
+func (s *Store) insertEvent(tx *writeTx, typ, id string) error {
+	_, err := tx.Exec(`INSERT INTO events (user_id, type, message_id, channel_id, created_at)
 		SELECT c.user_id, ?1, m.id, m.channel_id, ?2 FROM messages m JOIN channels c ON c.id = m.channel_id WHERE m.id = ?3
 		UNION
 		SELECT j.value, ?1, m.id, m.channel_id, ?2 FROM messages m, json_each(m.approval, '$.approvers') j WHERE m.id = ?3`,

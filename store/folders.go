@@ -25,11 +25,11 @@ type Folder struct {
 func (s *Store) CreateFolder(ctx context.Context, f *Folder) error {
 	f.ID = NewID("fld_")
 	f.CreatedAt = s.now().UTC().Truncate(time.Millisecond)
-	err := s.update(ctx, func(tx *sql.Tx) error {
-		if err := tx.QueryRowContext(ctx, "SELECT COALESCE(MAX(position), -1) + 1 FROM folders WHERE user_id = ?", f.UserID).Scan(&f.Position); err != nil {
+	err := s.update(ctx, func(tx *writeTx) error {
+		if err := tx.QueryRow("SELECT COALESCE(MAX(position), -1) + 1 FROM folders WHERE user_id = ?", f.UserID).Scan(&f.Position); err != nil {
 			return err
 		}
-		_, err := tx.ExecContext(ctx, "INSERT INTO folders (id, user_id, name, position, created_at) VALUES (?, ?, ?, ?, ?)",
+		_, err := tx.Exec("INSERT INTO folders (id, user_id, name, position, created_at) VALUES (?, ?, ?, ?, ?)",
 			f.ID, f.UserID, f.Name, f.Position, ms(f.CreatedAt))
 		return err
 	})
@@ -41,15 +41,20 @@ func (s *Store) CreateFolder(ctx context.Context, f *Folder) error {
 
 // ListFolders returns a user's folders in their order.
 func (s *Store) ListFolders(ctx context.Context, userID string) ([]Folder, error) {
-	return listFolders(ctx, s.read, userID)
+	return listFolders(s.readQuery(ctx), userID)
 }
 
-type querier interface {
-	QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error)
+// queryFunc runs a query: tx.Query inside a write, s.readQuery(ctx) on the
+// reader pool.
+type queryFunc func(q string, args ...any) (*sql.Rows, error)
+
+// readQuery queries the reader pool under ctx.
+func (s *Store) readQuery(ctx context.Context) queryFunc {
+	return func(q string, args ...any) (*sql.Rows, error) { return s.read.QueryContext(ctx, q, args...) }
 }
 
-func listFolders(ctx context.Context, q querier, userID string) ([]Folder, error) {
-	rows, err := q.QueryContext(ctx, "SELECT id, user_id, name, position, created_at FROM folders WHERE user_id = ? ORDER BY position, id", userID)
+func listFolders(query queryFunc, userID string) ([]Folder, error) {
+	rows, err := query("SELECT id, user_id, name, position, created_at FROM folders WHERE user_id = ? ORDER BY position, id", userID)
 	if err != nil {
 		return nil, fmt.Errorf("store: list folders: %w", err)
 	}
@@ -70,9 +75,9 @@ func listFolders(ctx context.Context, q querier, userID string) ([]Folder, error
 // RenameFolder renames a user's folder and returns it.
 func (s *Store) RenameFolder(ctx context.Context, userID, id, name string) (*Folder, error) {
 	var f Folder
-	err := s.update(ctx, func(tx *sql.Tx) error {
+	err := s.update(ctx, func(tx *writeTx) error {
 		var created int64
-		err := tx.QueryRowContext(ctx, `UPDATE folders SET name = ? WHERE id = ? AND user_id = ?
+		err := tx.QueryRow(`UPDATE folders SET name = ? WHERE id = ? AND user_id = ?
 			RETURNING id, user_id, name, position, created_at`, name, id, userID).
 			Scan(&f.ID, &f.UserID, &f.Name, &f.Position, &created)
 		if errors.Is(err, sql.ErrNoRows) {
@@ -96,13 +101,13 @@ func (s *Store) DeleteFolder(ctx context.Context, userID, id string) error {
 // of them exactly once, or it is ErrInvalidOrder and nothing changes.
 func (s *Store) ReorderFolders(ctx context.Context, userID string, ids []string) ([]Folder, error) {
 	var out []Folder
-	err := s.update(ctx, func(tx *sql.Tx) error {
-		if err := reorder(ctx, tx, "SELECT id FROM folders WHERE user_id = ?",
+	err := s.update(ctx, func(tx *writeTx) error {
+		if err := reorder(tx, "SELECT id FROM folders WHERE user_id = ?",
 			"UPDATE folders SET position = ? WHERE id = ? AND user_id = ?", userID, ids); err != nil {
 			return err
 		}
 		var err error
-		out, err = listFolders(ctx, tx, userID)
+		out, err = listFolders(tx.Query, userID)
 		return err
 	})
 	if err != nil {
@@ -113,8 +118,8 @@ func (s *Store) ReorderFolders(ctx context.Context, userID string, ids []string)
 
 // reorder checks that ids is a permutation of what list returns for userID
 // and writes each id's index through set(position, id, userID).
-func reorder(ctx context.Context, tx *sql.Tx, list, set, userID string, ids []string) error {
-	rows, err := tx.QueryContext(ctx, list, userID)
+func reorder(tx *writeTx, list, set, userID string, ids []string) error {
+	rows, err := tx.Query(list, userID)
 	if err != nil {
 		return err
 	}
@@ -142,7 +147,7 @@ func reorder(ctx context.Context, tx *sql.Tx, list, set, userID string, ids []st
 		seen[id] = true
 	}
 	for i, id := range ids {
-		if _, err := tx.ExecContext(ctx, set, i, id, userID); err != nil {
+		if _, err := tx.Exec(set, i, id, userID); err != nil {
 			return err
 		}
 	}

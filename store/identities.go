@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"time"
@@ -37,28 +36,28 @@ type OIDCSignIn struct {
 // makes a non-admin an admin and records that this identity did so; no
 // match withdraws an admin flag this identity gave, unless another of the
 // user's identities gave it too.
-func syncClaimedAdmin(ctx context.Context, tx *sql.Tx, u *User, in OIDCSignIn) error {
+func syncClaimedAdmin(tx *writeTx, u *User, in OIDCSignIn) error {
 	var granted bool
-	if err := tx.QueryRowContext(ctx, "SELECT grants_admin FROM identities WHERE provider = ? AND subject = ?",
+	if err := tx.QueryRow("SELECT grants_admin FROM identities WHERE provider = ? AND subject = ?",
 		in.Provider, in.Subject).Scan(&granted); err != nil {
 		return err
 	}
 	switch {
 	case in.Admin && !u.IsAdmin:
 		u.IsAdmin = true
-		if _, err := tx.ExecContext(ctx, "UPDATE users SET is_admin = 1 WHERE id = ?", u.ID); err != nil {
+		if _, err := tx.Exec("UPDATE users SET is_admin = 1 WHERE id = ?", u.ID); err != nil {
 			return err
 		}
-		_, err := tx.ExecContext(ctx, "UPDATE identities SET grants_admin = 1 WHERE provider = ? AND subject = ?",
+		_, err := tx.Exec("UPDATE identities SET grants_admin = 1 WHERE provider = ? AND subject = ?",
 			in.Provider, in.Subject)
 		return err
 	case !in.Admin && granted:
-		if _, err := tx.ExecContext(ctx, "UPDATE identities SET grants_admin = 0 WHERE provider = ? AND subject = ?",
+		if _, err := tx.Exec("UPDATE identities SET grants_admin = 0 WHERE provider = ? AND subject = ?",
 			in.Provider, in.Subject); err != nil {
 			return err
 		}
 		var others bool
-		if err := tx.QueryRowContext(ctx, "SELECT EXISTS (SELECT 1 FROM identities WHERE user_id = ? AND grants_admin = 1)",
+		if err := tx.QueryRow("SELECT EXISTS (SELECT 1 FROM identities WHERE user_id = ? AND grants_admin = 1)",
 			u.ID).Scan(&others); err != nil {
 			return err
 		}
@@ -66,7 +65,7 @@ func syncClaimedAdmin(ctx context.Context, tx *sql.Tx, u *User, in OIDCSignIn) e
 			return nil
 		}
 		u.IsAdmin = false
-		_, err := tx.ExecContext(ctx, "UPDATE users SET is_admin = 0 WHERE id = ?", u.ID)
+		_, err := tx.Exec("UPDATE users SET is_admin = 0 WHERE id = ?", u.ID)
 		return err
 	}
 	return nil
@@ -80,17 +79,17 @@ func syncClaimedAdmin(ctx context.Context, tx *sql.Tx, u *User, in OIDCSignIn) e
 func (s *Store) SignInOIDC(ctx context.Context, in OIDCSignIn) (*User, bool, error) {
 	var u *User
 	created := false
-	err := s.update(ctx, func(tx *sql.Tx) error {
+	err := s.update(ctx, func(tx *writeTx) error {
 		var err error
 		created = false
 		now := s.now().UTC().Truncate(time.Millisecond)
-		u, err = scanUser(tx.QueryRowContext(ctx, "SELECT "+userCols+` FROM identities i JOIN users u ON u.id = i.user_id
+		u, err = scanUser(tx.QueryRow("SELECT "+userCols+` FROM identities i JOIN users u ON u.id = i.user_id
 			WHERE i.provider = ? AND i.subject = ?`, in.Provider, in.Subject))
 		if errors.Is(err, ErrNotFound) {
 			if in.Email == "" {
 				return ErrEmailRequired
 			}
-			u, err = scanUser(tx.QueryRowContext(ctx, "SELECT "+userCols+" FROM users u WHERE u.email = ?", in.Email))
+			u, err = scanUser(tx.QueryRow("SELECT "+userCols+" FROM users u WHERE u.email = ?", in.Email))
 			switch {
 			case err == nil && !(in.LinkByEmail && in.EmailVerified):
 				return ErrEmailTaken
@@ -99,7 +98,7 @@ func (s *Store) SignInOIDC(ctx context.Context, in OIDCSignIn) (*User, bool, err
 					return ErrSignupDisabled
 				}
 				u = &User{ID: NewID("usr_"), Email: in.Email, Name: in.Name, Plan: in.Plan, CreatedAt: now}
-				if _, err := tx.ExecContext(ctx, `INSERT INTO users (id, email, name, plan, is_admin, created_at) VALUES (?, ?, ?, ?, 0, ?)`,
+				if _, err := tx.Exec(`INSERT INTO users (id, email, name, plan, is_admin, created_at) VALUES (?, ?, ?, ?, 0, ?)`,
 					u.ID, u.Email, u.Name, u.Plan, ms(now)); err != nil {
 					return err
 				}
@@ -107,7 +106,7 @@ func (s *Store) SignInOIDC(ctx context.Context, in OIDCSignIn) (*User, bool, err
 			case err != nil:
 				return err
 			}
-			if _, err := tx.ExecContext(ctx, `INSERT INTO identities (provider, subject, user_id, email, created_at) VALUES (?, ?, ?, ?, ?)`,
+			if _, err := tx.Exec(`INSERT INTO identities (provider, subject, user_id, email, created_at) VALUES (?, ?, ?, ?, ?)`,
 				in.Provider, in.Subject, u.ID, in.Email, ms(now)); err != nil {
 				return err
 			}
@@ -115,7 +114,7 @@ func (s *Store) SignInOIDC(ctx context.Context, in OIDCSignIn) (*User, bool, err
 			return err
 		}
 		if in.AdminManaged {
-			return syncClaimedAdmin(ctx, tx, u, in)
+			return syncClaimedAdmin(tx, u, in)
 		}
 		// err may still hold the ErrNotFound of the lookups above: every real
 		// failure has returned by now.

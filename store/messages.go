@@ -104,10 +104,10 @@ func (s *Store) CreateMessage(ctx context.Context, m *Message) error {
 		m.ApprovalDeadline = &d
 		deadline = ms(d)
 	}
-	err := s.updateStatement(ctx, func(tx *sql.Tx) error {
+	err := s.updateStatement(ctx, func(tx *writeTx) error {
 		// One statement: the messages_created trigger records the stream
 		// event and queues the push job (migration 0007).
-		_, err := tx.Stmt(s.st.insertMessage).ExecContext(context.Background(), // see runBatch
+		_, err := tx.ExecStmt(s.st.insertMessage,
 			m.ID, m.ChannelID, m.Title, m.Body, m.Priority, string(m.Actions), m.CallbackURL, m.Muted,
 			approvalJSON(m.Approval), m.State, ms(m.CreatedAt), deadline)
 		if err != nil {
@@ -191,19 +191,19 @@ func (s *Store) ListMessages(ctx context.Context, q MessageQuery) ([]Message, in
 
 // DeleteMessage deletes a message in a channel the user owns.
 func (s *Store) DeleteMessage(ctx context.Context, userID, id string) error {
-	err := s.update(ctx, func(tx *sql.Tx) error {
+	err := s.update(ctx, func(tx *writeTx) error {
 		var n int
-		if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM messages WHERE id = ? AND channel_id IN (SELECT id FROM channels WHERE user_id = ?)",
+		if err := tx.QueryRow("SELECT count(*) FROM messages WHERE id = ? AND channel_id IN (SELECT id FROM channels WHERE user_id = ?)",
 			id, userID).Scan(&n); err != nil {
 			return err
 		}
 		if n == 0 {
 			return ErrNotFound
 		}
-		if err := s.insertEvent(ctx, tx, EventDeleted, id); err != nil {
+		if err := s.insertEvent(tx, EventDeleted, id); err != nil {
 			return err
 		}
-		_, err := tx.ExecContext(ctx, "DELETE FROM messages WHERE id = ?", id)
+		_, err := tx.Exec("DELETE FROM messages WHERE id = ?", id)
 		return err
 	})
 	if err != nil {
@@ -217,12 +217,12 @@ func (s *Store) DeleteMessage(ctx context.Context, userID, id string) error {
 // ErrAlreadyResponded, and its first response stays. A callback, when given,
 // is queued in the same transaction: the outbox, so a crash loses neither.
 func (s *Store) Respond(ctx context.Context, id string, result json.RawMessage, at time.Time, callback *NewDelivery) error {
-	err := s.update(ctx, func(tx *sql.Tx) error {
-		err := execOne(ctx, tx, `UPDATE messages SET state = ?, response = ?, submitted_at = ? WHERE id = ? AND state = ?`,
+	err := s.update(ctx, func(tx *writeTx) error {
+		err := execOne(tx, `UPDATE messages SET state = ?, response = ?, submitted_at = ? WHERE id = ? AND state = ?`,
 			StateSubmitted, string(result), ms(at), id, StatePending)
 		if errors.Is(err, ErrNotFound) {
 			var n int
-			if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM messages WHERE id = ?", id).Scan(&n); err != nil {
+			if err := tx.QueryRow("SELECT count(*) FROM messages WHERE id = ?", id).Scan(&n); err != nil {
 				return err
 			}
 			if n == 0 {
@@ -233,13 +233,13 @@ func (s *Store) Respond(ctx context.Context, id string, result json.RawMessage, 
 		if err != nil {
 			return err
 		}
-		if err := s.insertEvent(ctx, tx, EventUpdated, id); err != nil {
+		if err := s.insertEvent(tx, EventUpdated, id); err != nil {
 			return err
 		}
 		if callback == nil {
 			return nil
 		}
-		return s.insertDelivery(ctx, tx, id, callback, at)
+		return s.insertDelivery(tx, id, callback, at)
 	})
 	if err != nil {
 		return fmt.Errorf("store: respond to %s: %w", id, err)
@@ -270,10 +270,10 @@ func (s *Store) ReadResponse(ctx context.Context, channelID, id string, expireBe
 		return Poll{State: StateExpired}, nil
 	}
 	var p Poll
-	err = s.update(ctx, func(tx *sql.Tx) error {
+	err = s.update(ctx, func(tx *writeTx) error {
 		var resp string
 		var at int64
-		err := tx.QueryRowContext(ctx, `SELECT response, submitted_at FROM messages
+		err := tx.QueryRow(`SELECT response, submitted_at FROM messages
 			WHERE id = ? AND state = ? AND submitted_at > ?`, id, StateSubmitted, ms(expireBefore)).Scan(&resp, &at)
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil // another poll won, or it just expired: read the state again below
@@ -283,10 +283,10 @@ func (s *Store) ReadResponse(ctx context.Context, channelID, id string, expireBe
 		}
 		// The writer is the only connection that writes, and this runs inside
 		// its transaction: nothing can change the row between these two.
-		if _, err := tx.ExecContext(ctx, `UPDATE messages SET state = ?, response = NULL WHERE id = ?`, StateAlreadyRead, id); err != nil {
+		if _, err := tx.Exec(`UPDATE messages SET state = ?, response = NULL WHERE id = ?`, StateAlreadyRead, id); err != nil {
 			return err
 		}
-		if err := s.insertEvent(ctx, tx, EventUpdated, id); err != nil {
+		if err := s.insertEvent(tx, EventUpdated, id); err != nil {
 			return err
 		}
 		p = Poll{State: StateSubmitted, Response: json.RawMessage(resp), SubmittedAt: fromMS(at)}
@@ -340,8 +340,8 @@ func (s *Store) DeleteMessagesBefore(ctx context.Context, cutoff time.Time) (int
 
 func (s *Store) sweep(ctx context.Context, op, q string, args ...any) (int64, error) {
 	var n int64
-	err := s.update(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, q, args...)
+	err := s.update(ctx, func(tx *writeTx) error {
+		res, err := tx.Exec(q, args...)
 		if err != nil {
 			return err
 		}

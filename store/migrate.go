@@ -69,16 +69,16 @@ func (s *Store) apply(ctx context.Context, m migration) error {
 	}
 	defer tx.Rollback()
 	var n int
-	if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM schema_migrations WHERE version = ?", m.version).Scan(&n); err != nil {
+	if err := tx.QueryRow("SELECT count(*) FROM schema_migrations WHERE version = ?", m.version).Scan(&n); err != nil {
 		return fmt.Errorf("store: migration %s: %w", m.name, err)
 	}
 	if n > 0 {
 		return nil
 	}
-	if _, err := tx.ExecContext(ctx, m.sql); err != nil {
+	if _, err := tx.Exec(m.sql); err != nil {
 		return fmt.Errorf("store: migration %s: %w", m.name, err)
 	}
-	if _, err := tx.ExecContext(ctx, "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
+	if _, err := tx.Exec("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
 		m.version, m.name, ms(s.now())); err != nil {
 		return fmt.Errorf("store: record migration %s: %w", m.name, err)
 	}

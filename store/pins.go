@@ -14,11 +14,11 @@ type Pin struct {
 
 // ListPins returns a user's pins in their order.
 func (s *Store) ListPins(ctx context.Context, userID string) ([]Pin, error) {
-	return listPins(ctx, s.read, userID)
+	return listPins(s.readQuery(ctx), userID)
 }
 
-func listPins(ctx context.Context, q querier, userID string) ([]Pin, error) {
-	rows, err := q.QueryContext(ctx, "SELECT channel_id, position FROM pins WHERE user_id = ? ORDER BY position, channel_id", userID)
+func listPins(query queryFunc, userID string) ([]Pin, error) {
+	rows, err := query("SELECT channel_id, position FROM pins WHERE user_id = ? ORDER BY position, channel_id", userID)
 	if err != nil {
 		return nil, fmt.Errorf("store: list pins: %w", err)
 	}
@@ -39,26 +39,26 @@ func listPins(ctx context.Context, q querier, userID string) ([]Pin, error) {
 // (created false). A channel that is not the user's is ErrNotFound.
 func (s *Store) PinChannel(ctx context.Context, userID, channelID string) (p Pin, created bool, err error) {
 	p.ChannelID = channelID
-	err = s.update(ctx, func(tx *sql.Tx) error {
+	err = s.update(ctx, func(tx *writeTx) error {
 		var n int
-		if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM channels WHERE id = ? AND user_id = ?", channelID, userID).Scan(&n); err != nil {
+		if err := tx.QueryRow("SELECT count(*) FROM channels WHERE id = ? AND user_id = ?", channelID, userID).Scan(&n); err != nil {
 			return err
 		}
 		if n == 0 {
 			return ErrNotFound
 		}
-		err := tx.QueryRowContext(ctx, "SELECT position FROM pins WHERE user_id = ? AND channel_id = ?", userID, channelID).Scan(&p.Position)
+		err := tx.QueryRow("SELECT position FROM pins WHERE user_id = ? AND channel_id = ?", userID, channelID).Scan(&p.Position)
 		if err == nil {
 			return nil
 		}
 		if err != sql.ErrNoRows {
 			return err
 		}
-		if err := tx.QueryRowContext(ctx, "SELECT COALESCE(MAX(position), -1) + 1 FROM pins WHERE user_id = ?", userID).Scan(&p.Position); err != nil {
+		if err := tx.QueryRow("SELECT COALESCE(MAX(position), -1) + 1 FROM pins WHERE user_id = ?", userID).Scan(&p.Position); err != nil {
 			return err
 		}
 		created = true
-		_, err = tx.ExecContext(ctx, "INSERT INTO pins (user_id, channel_id, position) VALUES (?, ?, ?)", userID, channelID, p.Position)
+		_, err = tx.Exec("INSERT INTO pins (user_id, channel_id, position) VALUES (?, ?, ?)", userID, channelID, p.Position)
 		return err
 	})
 	if err != nil {
@@ -76,13 +76,13 @@ func (s *Store) UnpinChannel(ctx context.Context, userID, channelID string) erro
 // pinned channel exactly once, or it is ErrInvalidOrder and nothing changes.
 func (s *Store) ReorderPins(ctx context.Context, userID string, channelIDs []string) ([]Pin, error) {
 	var out []Pin
-	err := s.update(ctx, func(tx *sql.Tx) error {
-		if err := reorder(ctx, tx, "SELECT channel_id FROM pins WHERE user_id = ?",
+	err := s.update(ctx, func(tx *writeTx) error {
+		if err := reorder(tx, "SELECT channel_id FROM pins WHERE user_id = ?",
 			"UPDATE pins SET position = ? WHERE channel_id = ? AND user_id = ?", userID, channelIDs); err != nil {
 			return err
 		}
 		var err error
-		out, err = listPins(ctx, tx, userID)
+		out, err = listPins(tx.Query, userID)
 		return err
 	})
 	if err != nil {

@@ -35,9 +35,9 @@ func (s *Store) ReleasePushLeases(ctx context.Context) error {
 // ClaimPushJobs leases up to n due push jobs.
 func (s *Store) ClaimPushJobs(ctx context.Context, n int, lease time.Duration) ([]PushJob, error) {
 	var out []PushJob
-	err := s.update(ctx, func(tx *sql.Tx) error {
+	err := s.update(ctx, func(tx *writeTx) error {
 		now := s.now()
-		rows, err := tx.QueryContext(ctx, `UPDATE push_jobs SET lease_until = ?
+		rows, err := tx.Query(`UPDATE push_jobs SET lease_until = ?
 			WHERE id IN (SELECT id FROM push_jobs WHERE next_attempt_at <= ? AND (lease_until IS NULL OR lease_until <= ?)
 				ORDER BY next_attempt_at LIMIT ?)
 			RETURNING id, message_id, COALESCE(device_id, ''), attempts`, ms(now.Add(lease)), ms(now), ms(now), n)
@@ -99,12 +99,12 @@ func (s *Store) PushTargets(ctx context.Context, id, deviceID string) ([]Device,
 
 // FinishPushJob removes a job and queues the retries it left, in one write.
 func (s *Store) FinishPushJob(ctx context.Context, job PushJob, retries []PushRetry) error {
-	err := s.update(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, "DELETE FROM push_jobs WHERE id = ?", job.ID); err != nil {
+	err := s.update(ctx, func(tx *writeTx) error {
+		if _, err := tx.Exec("DELETE FROM push_jobs WHERE id = ?", job.ID); err != nil {
 			return err
 		}
 		for _, r := range retries {
-			if _, err := tx.ExecContext(ctx, `INSERT INTO push_jobs (message_id, device_id, attempts, next_attempt_at)
+			if _, err := tx.Exec(`INSERT INTO push_jobs (message_id, device_id, attempts, next_attempt_at)
 				SELECT ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM messages WHERE id = ?)`,
 				job.MessageID, r.DeviceID, r.Attempts, ms(r.At), job.MessageID); err != nil {
 				return err

@@ -33,8 +33,8 @@ type SessionTokens struct {
 func (s *Store) CreateSession(ctx context.Context, userID string, t SessionTokens) (*Session, error) {
 	sess := &Session{ID: NewID("ses_"), UserID: userID, AccessExpiresAt: t.AccessExpiresAt,
 		RefreshExpiresAt: t.RefreshExpiresAt, CreatedAt: s.now().UTC()}
-	err := s.update(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO sessions
+	err := s.update(ctx, func(tx *writeTx) error {
+		_, err := tx.Exec(`INSERT INTO sessions
 			(id, user_id, access_hash, access_expires_at, refresh_hash, refresh_expires_at, created_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?)`,
 			sess.ID, userID, t.AccessHash, ms(t.AccessExpiresAt), t.RefreshHash, ms(t.RefreshExpiresAt), ms(sess.CreatedAt))
@@ -70,13 +70,13 @@ func (s *Store) SessionByAccessHash(ctx context.Context, hash []byte) (*Session,
 func (s *Store) RotateSession(ctx context.Context, refreshHash []byte, t SessionTokens) (*Session, error) {
 	var sess Session
 	var reused bool
-	err := s.update(ctx, func(tx *sql.Tx) error {
+	err := s.update(ctx, func(tx *writeTx) error {
 		now := ms(s.now())
-		err := tx.QueryRowContext(ctx, `SELECT id, user_id FROM sessions WHERE refresh_hash = ? AND refresh_expires_at > ?`,
+		err := tx.QueryRow(`SELECT id, user_id FROM sessions WHERE refresh_hash = ? AND refresh_expires_at > ?`,
 			refreshHash, now).Scan(&sess.ID, &sess.UserID)
 		if errors.Is(err, sql.ErrNoRows) {
 			var sid string
-			err := tx.QueryRowContext(ctx, `SELECT session_id FROM spent_refresh_tokens WHERE hash = ?`, refreshHash).Scan(&sid)
+			err := tx.QueryRow(`SELECT session_id FROM spent_refresh_tokens WHERE hash = ?`, refreshHash).Scan(&sid)
 			if errors.Is(err, sql.ErrNoRows) {
 				return ErrNotFound
 			}
@@ -84,17 +84,17 @@ func (s *Store) RotateSession(ctx context.Context, refreshHash []byte, t Session
 				return err
 			}
 			reused = true
-			_, err = tx.ExecContext(ctx, `DELETE FROM sessions WHERE id = ?`, sid)
+			_, err = tx.Exec(`DELETE FROM sessions WHERE id = ?`, sid)
 			return err
 		}
 		if err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO spent_refresh_tokens (hash, session_id, spent_at) VALUES (?, ?, ?)`,
+		if _, err := tx.Exec(`INSERT INTO spent_refresh_tokens (hash, session_id, spent_at) VALUES (?, ?, ?)`,
 			refreshHash, sess.ID, now); err != nil {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, `UPDATE sessions SET access_hash = ?, access_expires_at = ?, refresh_hash = ?, refresh_expires_at = ?
+		_, err = tx.Exec(`UPDATE sessions SET access_hash = ?, access_expires_at = ?, refresh_hash = ?, refresh_expires_at = ?
 			WHERE id = ?`, t.AccessHash, ms(t.AccessExpiresAt), t.RefreshHash, ms(t.RefreshExpiresAt), sess.ID)
 		return err
 	})

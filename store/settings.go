@@ -22,11 +22,11 @@ func (s *Store) EnsureSetting(ctx context.Context, key string, gen func() ([]byt
 	if err != nil {
 		return nil, fmt.Errorf("store: generate setting %s: %w", key, err)
 	}
-	err = s.update(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, "INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING", key, fresh); err != nil {
+	err = s.update(ctx, func(tx *writeTx) error {
+		if _, err := tx.Exec("INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING", key, fresh); err != nil {
 			return err
 		}
-		return tx.QueryRowContext(ctx, "SELECT value FROM settings WHERE key = ?", key).Scan(&v)
+		return tx.QueryRow("SELECT value FROM settings WHERE key = ?", key).Scan(&v)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("store: setting %s: %w", key, err)

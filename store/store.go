@@ -5,6 +5,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"net/url"
@@ -14,7 +15,7 @@ import (
 	"sync"
 	"time"
 
-	_ "modernc.org/sqlite" // pure-Go SQLite driver, registered as "sqlite"
+	"modernc.org/sqlite" // pure-Go SQLite driver, registered as "sqlite"
 )
 
 // ErrNotFound is returned when a row does not exist or belongs to another user.
@@ -36,9 +37,10 @@ type Store struct {
 	read  *sql.DB // WAL lets readers run beside the writer
 	now   func() time.Time
 
-	wake   *wakeups
-	st     stmts      // prepared hot-path statements
-	tokens tokenCache // ChannelByToken answers
+	wake      *wakeups
+	rollbacks *rollbackWatch // the writer connection's rollback hook
+	st        stmts          // prepared hot-path statements
+	tokens    tokenCache     // ChannelByToken answers
 
 	batches   chan *writeReq
 	stop      chan struct{}
@@ -81,10 +83,12 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	// The writer begins IMMEDIATE transactions so that a second process
 	// (the CLI beside a running server) waits on busy_timeout instead of
 	// failing with SQLITE_BUSY half-way through a transaction.
-	write, err := sql.Open("sqlite", base+"&_txlock=immediate")
+	rollbacks := &rollbackWatch{}
+	conn, err := sqlite.NewConnector(base + "&_txlock=immediate")
 	if err != nil {
 		return nil, fmt.Errorf("store: open writer: %w", err)
 	}
+	write := sql.OpenDB(hookedConnector{Connector: conn, onRollback: rollbacks.hook})
 	write.SetMaxOpenConns(1)
 	write.SetMaxIdleConns(1)
 	write.SetConnMaxIdleTime(0)
@@ -100,7 +104,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	read.SetMaxIdleConns(n)
 
 	s := &Store{
-		write: write, read: read, now: opts.Now, wake: newWakeups(),
+		write: write, read: read, now: opts.Now, wake: newWakeups(), rollbacks: rollbacks,
 		batches: make(chan *writeReq, 1024),
 		stop:    make(chan struct{}),
 		stopped: make(chan struct{}),
@@ -118,6 +122,29 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	}
 	go s.writer()
 	return s, nil
+}
+
+// hookedConnector opens the writer's connection with a rollback hook, so
+// that the writer learns when SQLite rolls a transaction back by itself.
+type hookedConnector struct {
+	driver.Connector
+	onRollback func()
+}
+
+func (c hookedConnector) Connect(ctx context.Context) (driver.Conn, error) {
+	conn, err := c.Connector.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	h, ok := conn.(interface {
+		RegisterRollbackHook(sqlite.RollbackHookFn)
+	})
+	if !ok {
+		conn.Close()
+		return nil, errors.New("store: the sqlite driver has no rollback hook")
+	}
+	h.RegisterRollbackHook(c.onRollback)
+	return conn, nil
 }
 
 // Close stops the writer after it has committed what it holds, then closes

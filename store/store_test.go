@@ -265,7 +265,7 @@ func holdWriter(t *testing.T, s *Store) (release func()) {
 	started, stop := make(chan struct{}), make(chan struct{})
 	done := make(chan error, 1)
 	go func() {
-		done <- s.update(context.Background(), func(*sql.Tx) error {
+		done <- s.update(context.Background(), func(*writeTx) error {
 			close(started)
 			<-stop
 			return nil
@@ -327,7 +327,7 @@ func TestGroupCommitIsolatesFailures(t *testing.T) {
 	var failErr error
 	var txs sync.Map
 	start(func() {
-		failErr = s.update(ctx, func(tx *sql.Tx) error {
+		failErr = s.update(ctx, func(tx *writeTx) error {
 			txs.Store("fail", tx)
 			if _, err := tx.Exec(`INSERT INTO users (id, email, plan, created_at) VALUES ('usr_partial', 'partial@example.com', 'free', 0)`); err != nil {
 				return err
@@ -337,7 +337,7 @@ func TestGroupCommitIsolatesFailures(t *testing.T) {
 	})
 	var okErr error
 	start(func() {
-		okErr = s.update(ctx, func(tx *sql.Tx) error {
+		okErr = s.update(ctx, func(tx *writeTx) error {
 			txs.Store("ok", tx)
 			_, err := tx.Exec(`INSERT INTO users (id, email, plan, created_at) VALUES ('usr_raw', 'raw@example.com', 'free', 0)`)
 			return err

@@ -62,9 +62,9 @@ func (s *Store) SaveSubscription(ctx context.Context, sub *Subscription, proPlan
 		sub.Status = SubscriptionExpired
 	}
 	defer s.tokens.invalidate() // the send path caches plans
-	err := s.update(ctx, func(tx *sql.Tx) error {
+	err := s.update(ctx, func(tx *writeTx) error {
 		var owner string
-		err := tx.QueryRowContext(ctx, "SELECT user_id FROM subscriptions WHERE store = ? AND original_id = ?",
+		err := tx.QueryRow("SELECT user_id FROM subscriptions WHERE store = ? AND original_id = ?",
 			sub.Store, sub.OriginalID).Scan(&owner)
 		switch {
 		case err == nil && owner != sub.UserID:
@@ -72,13 +72,13 @@ func (s *Store) SaveSubscription(ctx context.Context, sub *Subscription, proPlan
 		case err != nil && !errors.Is(err, sql.ErrNoRows):
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO subscriptions (`+subscriptionCols+`) VALUES (?, ?, ?, ?, ?, ?, ?)
+		if _, err := tx.Exec(`INSERT INTO subscriptions (`+subscriptionCols+`) VALUES (?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (store, original_id) DO UPDATE SET product_id = excluded.product_id, status = excluded.status,
 				expires_at = excluded.expires_at, updated_at = excluded.updated_at`,
 			sub.Store, sub.OriginalID, sub.UserID, sub.ProductID, sub.Status, nullMS(sub.ExpiresAt), ms(sub.UpdatedAt)); err != nil {
 			return err
 		}
-		return setPlanFromSubscriptions(ctx, tx, sub.UserID, now, proPlan, defaultPlan)
+		return setPlanFromSubscriptions(tx, sub.UserID, now, proPlan, defaultPlan)
 	})
 	if err != nil {
 		return fmt.Errorf("store: save subscription %s: %w", sub.Store, err)
@@ -88,8 +88,8 @@ func (s *Store) SaveSubscription(ctx context.Context, sub *Subscription, proPlan
 
 // setPlanFromSubscriptions gives userID proPlan while one of their
 // subscriptions is active at now, else defaultPlan.
-func setPlanFromSubscriptions(ctx context.Context, tx *sql.Tx, userID string, now time.Time, proPlan, defaultPlan string) error {
-	_, err := tx.ExecContext(ctx, `UPDATE users SET plan = CASE WHEN EXISTS (SELECT 1 FROM subscriptions
+func setPlanFromSubscriptions(tx *writeTx, userID string, now time.Time, proPlan, defaultPlan string) error {
+	_, err := tx.Exec(`UPDATE users SET plan = CASE WHEN EXISTS (SELECT 1 FROM subscriptions
 		WHERE user_id = ?1 AND status = 'active' AND (expires_at IS NULL OR expires_at > ?2)) THEN ?3 ELSE ?4 END
 		WHERE id = ?1`, userID, ms(now), proPlan, defaultPlan)
 	return err
@@ -123,9 +123,9 @@ func (s *Store) UserSubscription(ctx context.Context, userID string) (*Subscript
 func (s *Store) ExpireSubscriptions(ctx context.Context, proPlan, defaultPlan string) (int, error) {
 	now := s.now()
 	var n int
-	err := s.update(ctx, func(tx *sql.Tx) error {
+	err := s.update(ctx, func(tx *writeTx) error {
 		n = 0
-		rows, err := tx.QueryContext(ctx, `UPDATE subscriptions SET status = 'expired', updated_at = ?1
+		rows, err := tx.Query(`UPDATE subscriptions SET status = 'expired', updated_at = ?1
 			WHERE status = 'active' AND expires_at <= ?1 RETURNING user_id`, ms(now))
 		if err != nil {
 			return err
@@ -147,7 +147,7 @@ func (s *Store) ExpireSubscriptions(ctx context.Context, proPlan, defaultPlan st
 		}
 		n = len(users)
 		for _, u := range users {
-			if err := setPlanFromSubscriptions(ctx, tx, u, now, proPlan, defaultPlan); err != nil {
+			if err := setPlanFromSubscriptions(tx, u, now, proPlan, defaultPlan); err != nil {
 				return err
 			}
 		}

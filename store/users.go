@@ -43,8 +43,8 @@ func (s *Store) CreateUser(ctx context.Context, u *User) error {
 	u.ID = NewID("usr_")
 	u.CreatedAt = s.now().UTC().Truncate(time.Millisecond)
 	u.Email = strings.TrimSpace(u.Email)
-	err := s.update(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO users (id, email, name, plan, is_admin, password_hash, created_at)
+	err := s.update(ctx, func(tx *writeTx) error {
+		_, err := tx.Exec(`INSERT INTO users (id, email, name, plan, is_admin, password_hash, created_at)
 			VALUES (?, ?, ?, ?, ?, NULLIF(?, ''), ?)`,
 			u.ID, u.Email, u.Name, u.Plan, u.IsAdmin, u.PasswordHash, ms(u.CreatedAt))
 		return err
@@ -129,8 +129,8 @@ func (s *Store) SetUserAdmin(ctx context.Context, id string, admin bool) error {
 // a channel is deleted.
 func (s *Store) DeleteUser(ctx context.Context, id string) error {
 	defer s.tokens.invalidate()
-	err := s.update(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `INSERT INTO events (user_id, type, message_id, channel_id, created_at)
+	err := s.update(ctx, func(tx *writeTx) error {
+		res, err := tx.Exec(`INSERT INTO events (user_id, type, message_id, channel_id, created_at)
 			SELECT j.value, ?2, m.id, m.channel_id, ?3
 			FROM channels c JOIN messages m ON m.channel_id = c.id, json_each(m.approval, '$.approvers') j
 			WHERE c.user_id = ?1 AND m.approval IS NOT NULL AND j.value != ?1`, id, EventDeleted, ms(s.now()))
@@ -140,7 +140,7 @@ func (s *Store) DeleteUser(ctx context.Context, id string) error {
 		if n, _ := res.RowsAffected(); n > 0 {
 			s.wake.mark(TopicEvents)
 		}
-		return execOne(ctx, tx, "DELETE FROM users WHERE id = ?", id)
+		return execOne(tx, "DELETE FROM users WHERE id = ?", id)
 	})
 	if err != nil {
 		return fmt.Errorf("store: delete user %s: %w", id, err)
@@ -150,7 +150,7 @@ func (s *Store) DeleteUser(ctx context.Context, id string) error {
 
 // updateOne runs a statement that must touch exactly one row; none is ErrNotFound.
 func (s *Store) updateOne(ctx context.Context, op, q string, args ...any) error {
-	err := s.update(ctx, func(tx *sql.Tx) error { return execOne(ctx, tx, q, args...) })
+	err := s.update(ctx, func(tx *writeTx) error { return execOne(tx, q, args...) })
 	if err != nil {
 		return fmt.Errorf("store: %s: %w", op, err)
 	}
@@ -158,8 +158,8 @@ func (s *Store) updateOne(ctx context.Context, op, q string, args ...any) error 
 }
 
 // execOne runs q in tx and returns ErrNotFound when it touched no row.
-func execOne(ctx context.Context, tx *sql.Tx, q string, args ...any) error {
-	res, err := tx.ExecContext(ctx, q, args...)
+func execOne(tx *writeTx, q string, args ...any) error {
+	res, err := tx.Exec(q, args...)
 	if err != nil {
 		return err
 	}

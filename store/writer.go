@@ -5,11 +5,52 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 )
 
 // ErrClosed is returned for writes submitted after Close.
 var ErrClosed = errors.New("store: closed")
+
+// errRolledBack fails a batch whose transaction SQLite rolled back by itself.
+var errRolledBack = errors.New("store: the database rolled the transaction back")
+
+// writeTx is the transaction a write runs in. Its methods take no context:
+// every statement runs under the writer's own, never a caller's. modernc
+// interrupts a statement whose context ends (sqlite3_interrupt), and an
+// interrupted statement inside a transaction makes SQLite roll back the
+// whole transaction, with every other caller's write in the batch. A
+// caller's context only decides whether its write is queued and started.
+type writeTx struct {
+	tx *sql.Tx
+}
+
+func (t *writeTx) Exec(q string, args ...any) (sql.Result, error) {
+	return t.tx.ExecContext(context.Background(), q, args...)
+}
+
+func (t *writeTx) Query(q string, args ...any) (*sql.Rows, error) {
+	return t.tx.QueryContext(context.Background(), q, args...)
+}
+
+func (t *writeTx) QueryRow(q string, args ...any) *sql.Row {
+	return t.tx.QueryRowContext(context.Background(), q, args...)
+}
+
+// ExecStmt runs a statement prepared on the writer connection.
+func (t *writeTx) ExecStmt(st *sql.Stmt, args ...any) (sql.Result, error) {
+	return t.tx.Stmt(st).ExecContext(context.Background(), args...)
+}
+
+// rollbackWatch records that SQLite rolled back the writer connection's
+// transaction. SQLite does that by itself after some errors (an
+// interrupt, I/O error, full disk, no memory, a ROLLBACK conflict clause):
+// the statement fails, the transaction is gone, and any statement after it
+// would run, and commit, on its own. The writer checks it after every write
+// so that a batch whose transaction is gone fails as a whole at once.
+type rollbackWatch struct{ rolledBack atomic.Bool }
+
+func (w *rollbackWatch) hook() { w.rolledBack.Store(true) }
 
 // maxBatch bounds how many writes share one transaction.
 const maxBatch = 256
@@ -17,7 +58,7 @@ const maxBatch = 256
 // writeReq is one unit of work for the writer goroutine.
 type writeReq struct {
 	ctx  context.Context
-	fn   func(tx *sql.Tx) error
+	fn   func(tx *writeTx) error
 	done chan error
 	// single: fn runs exactly one statement, which SQLite already makes
 	// atomic, so it needs no savepoint of its own.
@@ -33,13 +74,13 @@ type writeReq struct {
 //
 // fn runs on the writer goroutine: it must only touch tx, never block on
 // anything else, and never call update itself.
-func (s *Store) update(ctx context.Context, fn func(tx *sql.Tx) error) error {
+func (s *Store) update(ctx context.Context, fn func(tx *writeTx) error) error {
 	return s.submit(&writeReq{ctx: ctx, fn: fn, done: make(chan error, 1)})
 }
 
 // updateStatement is update for an fn that runs exactly one SQL statement: a
 // failed statement changes nothing, so no savepoint is needed.
-func (s *Store) updateStatement(ctx context.Context, fn func(tx *sql.Tx) error) error {
+func (s *Store) updateStatement(ctx context.Context, fn func(tx *writeTx) error) error {
 	return s.submit(&writeReq{ctx: ctx, fn: fn, done: make(chan error, 1), single: true})
 }
 
@@ -110,13 +151,13 @@ func (s *Store) runBatch(first *writeReq, target int) int {
 		report(reqs, errs, err)
 		return len(reqs)
 	}
-	ctx := context.Background()
-	tx, err := s.write.BeginTx(ctx, nil)
+	s.rollbacks.rolledBack.Store(false)
+	sqlTx, err := s.write.BeginTx(context.Background(), nil)
 	if err != nil {
 		return fail(fmt.Errorf("store: begin: %w", err))
 	}
-	defer tx.Rollback()
-	run := s.runner(tx)
+	defer sqlTx.Rollback()
+	run := s.runner(&writeTx{tx: sqlTx})
 	if err := run(first, &errs[0]); err != nil {
 		return fail(err)
 	}
@@ -151,7 +192,7 @@ func (s *Store) runBatch(first *writeReq, target int) int {
 			return fail(err)
 		}
 	}
-	if err := tx.Commit(); err != nil {
+	if err := sqlTx.Commit(); err != nil {
 		return fail(fmt.Errorf("store: commit: %w", err))
 	}
 	s.wake.fire()
@@ -174,23 +215,29 @@ func report(reqs []*writeReq, errs []error, batchErr error) {
 // runner returns the function that runs one write in tx: inside its own
 // savepoint, so that its error undoes only its own changes and goes only to
 // its own caller (*errp). A non-nil return is an error of the transaction
-// itself, which fails the whole batch.
-func (s *Store) runner(tx *sql.Tx) func(req *writeReq, errp *error) error {
+// itself, which fails the whole batch: also when the write's error made
+// SQLite roll the transaction back, so that no later write runs outside it.
+func (s *Store) runner(tx *writeTx) func(req *writeReq, errp *error) error {
 	ctx := context.Background()
-	savepoint, release, rollbackTo := tx.Stmt(s.st.savepoint), tx.Stmt(s.st.release), tx.Stmt(s.st.rollbackTo)
+	savepoint, release, rollbackTo := tx.tx.Stmt(s.st.savepoint), tx.tx.Stmt(s.st.release), tx.tx.Stmt(s.st.rollbackTo)
 	return func(req *writeReq, errp *error) error {
+		// A caller that gave up before its write started gets its error
+		// and no write; once started, the write runs to its end.
 		if err := req.ctx.Err(); err != nil {
 			*errp = err
 			return nil
 		}
 		if req.single {
 			*errp = req.fn(tx)
-			return nil
+			return s.checkRolledBack(*errp)
 		}
 		if _, err := savepoint.ExecContext(ctx); err != nil {
 			return fmt.Errorf("store: savepoint: %w", err)
 		}
 		if *errp = req.fn(tx); *errp != nil {
+			if err := s.checkRolledBack(*errp); err != nil {
+				return err
+			}
 			if _, err := rollbackTo.ExecContext(ctx); err != nil {
 				return fmt.Errorf("store: rollback to savepoint: %w", err)
 			}
@@ -200,4 +247,16 @@ func (s *Store) runner(tx *sql.Tx) func(req *writeReq, errp *error) error {
 		}
 		return nil
 	}
+}
+
+// checkRolledBack returns an error for the batch if SQLite has rolled its
+// transaction back; err is the write's own error, which caused it.
+func (s *Store) checkRolledBack(err error) error {
+	if !s.rollbacks.rolledBack.Load() {
+		return nil
+	}
+	if err == nil {
+		return errRolledBack
+	}
+	return fmt.Errorf("%w: %w", errRolledBack, err)
 }
