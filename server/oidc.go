@@ -41,6 +41,8 @@ func providerError(err error) error {
 		return errForbidden("sign-up through this provider is turned off; ask an administrator to create your account")
 	case errors.Is(err, store.ErrEmailTaken):
 		return errForbidden("an account with this email already exists; an administrator can enable link_by_email")
+	case errors.Is(err, store.ErrEmailUnverified):
+		return errForbidden("the identity provider has not verified this email address; Herald signs up and links only verified addresses")
 	case errors.Is(err, store.ErrEmailRequired):
 		return errInvalidToken("the ID token has no email claim; request the email scope")
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -12,6 +13,9 @@ var (
 	ErrSignupDisabled = errors.New("store: sign-up through this provider is turned off")
 	ErrEmailTaken     = errors.New("store: a user with this email already exists and linking is off")
 	ErrEmailRequired  = errors.New("store: a new identity needs an email")
+	// ErrEmailUnverified refuses an identity whose provider did not verify
+	// its email: such an address may not claim an account, new or old.
+	ErrEmailUnverified = errors.New("store: the identity provider has not verified this email")
 )
 
 // OIDCSignIn is a verified identity presented at sign-in, with the
@@ -73,9 +77,12 @@ func syncClaimedAdmin(tx *writeTx, u *User, in OIDCSignIn) error {
 
 // SignInOIDC finds or creates the user for an identity, in one transaction:
 // a known (provider, subject) is that user; else, with LinkByEmail and a
-// verified email, an existing user with that email is linked; else, with
-// AllowSignup, a new user is created. It returns the user and whether it
-// was created.
+// verified email, an existing user with that email is linked, if that
+// user's own address was verified too; else, with AllowSignup and a
+// verified email, a new user is created. An unverified email never creates
+// or joins an account: whoever controls an identity provider account can
+// type any address into it. It returns the user and whether it was
+// created.
 func (s *Store) SignInOIDC(ctx context.Context, in OIDCSignIn) (*User, bool, error) {
 	var u *User
 	created := false
@@ -85,43 +92,63 @@ func (s *Store) SignInOIDC(ctx context.Context, in OIDCSignIn) (*User, bool, err
 		now := s.now().UTC().Truncate(time.Millisecond)
 		u, err = scanUser(tx.QueryRow("SELECT "+userCols+` FROM identities i JOIN users u ON u.id = i.user_id
 			WHERE i.provider = ? AND i.subject = ?`, in.Provider, in.Subject))
-		if errors.Is(err, ErrNotFound) {
-			if in.Email == "" {
-				return ErrEmailRequired
-			}
-			u, err = scanUser(tx.QueryRow("SELECT "+userCols+" FROM users u WHERE u.email = ?", in.Email))
-			switch {
-			case err == nil && !(in.LinkByEmail && in.EmailVerified):
-				return ErrEmailTaken
-			case errors.Is(err, ErrNotFound):
-				if !in.AllowSignup {
-					return ErrSignupDisabled
-				}
-				u = &User{ID: NewID("usr_"), Email: in.Email, Name: in.Name, Plan: in.Plan, CreatedAt: now}
-				if _, err := tx.Exec(`INSERT INTO users (id, email, name, plan, is_admin, created_at) VALUES (?, ?, ?, ?, 0, ?)`,
-					u.ID, u.Email, u.Name, u.Plan, ms(now)); err != nil {
+		switch {
+		case err == nil:
+			if in.EmailVerified && strings.EqualFold(in.Email, u.Email) {
+				// The account's own identity vouches for its address now.
+				if _, err := tx.Exec("UPDATE users SET email_verified = 1 WHERE id = ? AND email_verified = 0", u.ID); err != nil {
 					return err
 				}
-				created = true
-			case err != nil:
+			}
+		case errors.Is(err, ErrNotFound):
+			if u, created, err = s.claimEmail(tx, in, now); err != nil {
 				return err
 			}
-			if _, err := tx.Exec(`INSERT INTO identities (provider, subject, user_id, email, created_at) VALUES (?, ?, ?, ?, ?)`,
-				in.Provider, in.Subject, u.ID, in.Email, ms(now)); err != nil {
-				return err
-			}
-		} else if err != nil {
+		default:
 			return err
 		}
 		if in.AdminManaged {
 			return syncClaimedAdmin(tx, u, in)
 		}
-		// err may still hold the ErrNotFound of the lookups above: every real
-		// failure has returned by now.
 		return nil
 	})
 	if err != nil {
 		return nil, false, fmt.Errorf("store: oidc sign-in %s: %w", in.Provider, err)
+	}
+	return u, created, nil
+}
+
+// claimEmail gives a new identity its user: the existing user with its
+// email, when linking is on and both addresses are verified, or a new user.
+func (s *Store) claimEmail(tx *writeTx, in OIDCSignIn, now time.Time) (*User, bool, error) {
+	if in.Email == "" {
+		return nil, false, ErrEmailRequired
+	}
+	if !in.EmailVerified {
+		return nil, false, ErrEmailUnverified
+	}
+	created := false
+	var ownVerified bool
+	u, err := scanUser(tx.QueryRow("SELECT "+userCols+", u.email_verified FROM users u WHERE u.email = ?", in.Email), &ownVerified)
+	switch {
+	case err == nil && !(in.LinkByEmail && ownVerified):
+		return nil, false, ErrEmailTaken
+	case errors.Is(err, ErrNotFound):
+		if !in.AllowSignup {
+			return nil, false, ErrSignupDisabled
+		}
+		u = &User{ID: NewID("usr_"), Email: in.Email, Name: in.Name, Plan: in.Plan, CreatedAt: now}
+		if _, err := tx.Exec(`INSERT INTO users (id, email, name, plan, is_admin, created_at, email_verified) VALUES (?, ?, ?, ?, 0, ?, 1)`,
+			u.ID, u.Email, u.Name, u.Plan, ms(now)); err != nil {
+			return nil, false, err
+		}
+		created = true
+	case err != nil:
+		return nil, false, err
+	}
+	if _, err := tx.Exec(`INSERT INTO identities (provider, subject, user_id, email, created_at) VALUES (?, ?, ?, ?, ?)`,
+		in.Provider, in.Subject, u.ID, in.Email, ms(now)); err != nil {
+		return nil, false, err
 	}
 	return u, created, nil
 }
