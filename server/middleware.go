@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"runtime/debug"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -93,37 +94,82 @@ func (s *Server) outer(next http.Handler) http.Handler {
 			if !s.log.Enabled(ctx, slog.LevelInfo) {
 				return // the access log is off: skip building its line
 			}
+			status := sw.status
+			if status == 0 {
+				status = http.StatusOK // nothing written: net/http answers 200
+			}
 			s.log.InfoContext(ctx, "request", "request_id", id, "method", r.Method, "path", redactPath(r.URL.Path),
-				"status", sw.status, "bytes", sw.bytes, "duration_ms", float64(time.Since(start).Microseconds())/1000,
+				"status", status, "bytes", sw.bytes, "duration_ms", float64(time.Since(start).Microseconds())/1000,
 				"remote", r.RemoteAddr)
 		}()
 		next.ServeHTTP(sw, r)
 	})
 }
 
-// redactPath hides webhook tokens, which are credentials, from the logs.
+// redactPath hides credentials in a request path from the logs. The token
+// of a webhook route is always hidden, whatever its shape. Beyond that,
+// every segment holding something token-shaped (a run of 16 or more token
+// characters with a digit or a capital letter, unless it starts like one of
+// Herald's own ids) becomes REDACTED, so that a token in a mistyped path
+// (/v1//send/..., /V1/send/..., a webhook path without its source) is
+// hidden too.
 func redactPath(p string) string {
-	for _, prefix := range []string{"/v1/send/", "/v1/callback/", "/v1/webhook/"} {
-		if len(p) > len(prefix) && p[:len(prefix)] == prefix {
-			rest := p[len(prefix):]
-			if prefix == "/v1/webhook/" {
-				// /v1/webhook/{source}/{token}
-				for i := 0; i < len(rest); i++ {
-					if rest[i] == '/' {
-						return prefix + rest[:i+1] + "REDACTED"
-					}
-				}
-				return p
+	segs := strings.Split(p, "/")
+	// The webhook routes: /v1/send/{token}, /v1/callback/{token}/...,
+	// /v1/webhook/{source}/{token}.
+	if len(segs) >= 4 && segs[0] == "" && segs[1] == "v1" {
+		switch segs[2] {
+		case "send", "callback":
+			if segs[3] != "" {
+				segs[3] = "REDACTED"
 			}
-			tail := ""
-			for i := 0; i < len(rest); i++ {
-				if rest[i] == '/' {
-					tail = rest[i:]
-					break
-				}
+		case "webhook":
+			if len(segs) >= 5 && segs[4] != "" {
+				segs[4] = "REDACTED"
 			}
-			return prefix + "REDACTED" + tail
 		}
 	}
-	return p
+	for i, seg := range segs {
+		if tokenShaped(seg) {
+			segs[i] = "REDACTED"
+		}
+	}
+	return strings.Join(segs, "/")
+}
+
+// idPrefixes start Herald's ids, which are not secrets.
+var idPrefixes = []string{"ch_", "dev_", "dlv_", "fld_", "key_", "msg_", "ses_", "usr_"}
+
+// tokenShaped reports whether seg holds a run of token characters that
+// could be a credential.
+func tokenShaped(seg string) bool {
+	for seg != "" {
+		i := 0
+		for i < len(seg) && isTokenChar(seg[i]) {
+			i++
+		}
+		if run := seg[:i]; len(run) >= 16 && !isID(run) && strings.ContainsFunc(run, func(c rune) bool {
+			return c >= '0' && c <= '9' || c >= 'A' && c <= 'Z'
+		}) {
+			return true
+		}
+		if i < len(seg) {
+			i++ // the character that ended the run
+		}
+		seg = seg[i:]
+	}
+	return false
+}
+
+func isID(run string) bool {
+	for _, prefix := range idPrefixes {
+		if strings.HasPrefix(run, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+func isTokenChar(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-'
 }
