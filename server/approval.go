@@ -96,6 +96,9 @@ func (s *Server) vote(w http.ResponseWriter, r *http.Request, m *store.Message, 
 	if req.Action != "approve" && req.Action != "reject" {
 		return errInvalidPayload("on an approval channel, action must be approve or reject")
 	}
+	if err := checkVoteResponses(req.Responses); err != nil {
+		return err
+	}
 	data, err := json.Marshal(req.Responses)
 	if err != nil {
 		return err

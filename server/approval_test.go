@@ -516,9 +516,12 @@ func TestApprovalWhoMayVote(t *testing.T) {
 	f.rule(1, 3600, f.b, f.c) // the owner A is not an approver
 	id := f.send()
 
+	// The owner sees the message but may not vote; anyone else is told
+	// nothing about it, as for any message of another user.
 	wantError(t, f.vote(id, f.a, "approve", nil), 403, "forbidden")
-	wantError(t, f.vote(id, dan, "approve", nil), 403, "forbidden")
-	wantError(t, f.vote(id, dan, "reject", nil), 403, "forbidden")
+	wantError(t, f.vote(id, dan, "approve", nil), 404, "not_found")
+	wantError(t, f.vote(id, dan, "reject", nil), 404, "not_found")
+	wantError(t, f.vote("msg_doesnotexist", dan, "approve", nil), 404, "not_found")
 	for _, action := range []string{"yes", "Approve", "ack"} {
 		wantError(t, f.vote(id, f.b, action, nil), 400, "invalid_payload")
 	}
@@ -576,8 +579,9 @@ func TestApprovalRuleChangeAfterSend(t *testing.T) {
 		t.Fatalf("C on the old message: %d %s, want 200 approved", r.Status, r.Raw)
 	}
 
-	// The message sent after the change follows the new rule.
-	wantError(t, f.vote(next, f.b, "approve", nil), 403, "forbidden")
+	// The message sent after the change follows the new rule: B is no
+	// longer its approver, so it is not B's to see.
+	wantError(t, f.vote(next, f.b, "approve", nil), 404, "not_found")
 	if r := f.vote(next, f.a, "approve", nil); r.Status != 200 || r.Str("approval_status") != "approved" {
 		t.Fatalf("A on the new message: %d %s, want 200 approved", r.Status, r.Raw)
 	}

@@ -51,7 +51,9 @@ func (s *Server) expireBefore() time.Time { return s.now().Add(-s.cfg.Polling.Re
 
 // renderMessages renders messages, reading the votes of approval messages
 // in one query.
-func (s *Server) renderMessages(ctx context.Context, msgs []store.Message) ([]messageJSON, error) {
+// The callback_url is shown to the channel's owner only: it can carry
+// credentials, and an approver (viewerID) needs none of it.
+func (s *Server) renderMessages(ctx context.Context, viewerID string, msgs []store.Message) ([]messageJSON, error) {
 	var ids []string
 	for _, m := range msgs {
 		if m.Approval != nil {
@@ -64,14 +66,17 @@ func (s *Server) renderMessages(ctx context.Context, msgs []store.Message) ([]me
 	}
 	out := make([]messageJSON, len(msgs))
 	for i := range msgs {
-		out[i] = s.renderMessage(&msgs[i], votes[msgs[i].ID])
+		out[i] = s.renderMessage(&msgs[i], votes[msgs[i].ID], viewerID)
 	}
 	return out, nil
 }
 
-func (s *Server) renderMessage(m *store.Message, votes []store.Vote) messageJSON {
+func (s *Server) renderMessage(m *store.Message, votes []store.Vote, viewerID string) messageJSON {
 	out := messageJSON{ID: m.ID, ChannelID: m.ChannelID, Title: m.Title, Body: m.Body, Priority: m.Priority,
-		Actions: m.Actions, CallbackURL: m.CallbackURL, Muted: m.Muted, Status: s.pollStatus(m), CreatedAt: ts(m.CreatedAt)}
+		Actions: m.Actions, Muted: m.Muted, Status: s.pollStatus(m), CreatedAt: ts(m.CreatedAt)}
+	if m.OwnerID == viewerID {
+		out.CallbackURL = m.CallbackURL
+	}
 	if out.Status == store.StateSubmitted && len(m.Response) > 0 {
 		out.Response = m.Response
 		if m.Approval != nil {
@@ -170,7 +175,7 @@ func (s *Server) handleListMessages(w http.ResponseWriter, r *http.Request, _ ht
 	if q.Approver != "" && total == 0 && !isApprover(ch.Approval, who.user.ID) {
 		return store.ErrNotFound // neither owner nor approver: the channel stays unseen
 	}
-	out, err := s.renderMessages(r.Context(), msgs)
+	out, err := s.renderMessages(r.Context(), who.user.ID, msgs)
 	if err != nil {
 		return err
 	}
@@ -183,7 +188,7 @@ func (s *Server) handleGetMessage(w http.ResponseWriter, r *http.Request, p http
 	if err != nil {
 		return err
 	}
-	out, err := s.renderMessages(r.Context(), []store.Message{*m})
+	out, err := s.renderMessages(r.Context(), who.user.ID, []store.Message{*m})
 	if err != nil {
 		return err
 	}

@@ -242,6 +242,35 @@ func checkResponses(fields []formField, responses map[string]json.RawMessage) er
 	return nil
 }
 
+// checkVoteResponses bounds what a vote may carry (a comment, a reason):
+// the limits of a form submission, without a form to check against. At
+// most maxFields keys of at most maxKey characters, each a string of at most
+// maxFieldValue characters, a number, true/false or null.
+func checkVoteResponses(responses map[string]json.RawMessage) error {
+	if len(responses) > maxFields {
+		return errInvalidPayload("responses: %d keys; a vote can carry at most %d", len(responses), maxFields)
+	}
+	for k, raw := range responses {
+		if k == "" || chars(k) > maxKey {
+			return errInvalidPayload("responses: keys must be 1 to %d characters", maxKey)
+		}
+		var v any
+		if err := json.Unmarshal(raw, &v); err != nil {
+			return errInvalidPayload("responses: %q is not valid JSON", k)
+		}
+		switch v := v.(type) {
+		case nil, bool, float64:
+		case string:
+			if chars(v) > maxFieldValue {
+				return errInvalidPayload("responses: %q is longer than %d characters", k, maxFieldValue)
+			}
+		default:
+			return errInvalidPayload("responses: %q must be a string, number, true/false or null", k)
+		}
+	}
+	return nil
+}
+
 func checkValue(f formField, raw json.RawMessage) error {
 	switch f.Type {
 	case "number":

@@ -38,17 +38,16 @@ func (s *Server) handleRespond(w http.ResponseWriter, r *http.Request, p httprou
 	if req.Responses == nil {
 		req.Responses = map[string]json.RawMessage{}
 	}
-	m, err := s.st.Message(r.Context(), p.ByName("id"))
+	// Whoever may not see the message gets not found, approval or not, so
+	// that ids of other users' messages are not revealed.
+	m, _, err := s.messageAccess(r, p.ByName("id"), who)
 	if err != nil {
 		return err
 	}
 	if m.Approval != nil {
-		// Only approvers vote, not even the owner unless listed: anyone
-		// else is told so (403) rather than not found.
+		// Only approvers vote, not even the owner unless listed: an owner
+		// who is not an approver is told so (403).
 		return s.vote(w, r, m, who, req)
-	}
-	if _, _, err := s.messageAccess(r, m.ID, who); err != nil {
-		return err
 	}
 	var actions []action
 	if err := json.Unmarshal(m.Actions, &actions); err != nil {

@@ -159,7 +159,7 @@ func (s *Server) writeEvent(w http.ResponseWriter, r *http.Request, who *princip
 		case err != nil:
 			return err
 		default:
-			out, err := s.renderMessages(r.Context(), []store.Message{*m})
+			out, err := s.renderMessages(r.Context(), who.user.ID, []store.Message{*m})
 			if err != nil {
 				return err
 			}

@@ -25,6 +25,7 @@ var ErrAlreadyResponded = errors.New("store: message already has a response")
 type Message struct {
 	ID          string
 	ChannelID   string
+	OwnerID     string // the channel owner's user id
 	Title       string
 	Body        string
 	Priority    string
@@ -42,7 +43,7 @@ type Message struct {
 	ApprovalDeadline *time.Time // when an approval window closes
 }
 
-const messageCols = `m.id, m.channel_id, m.title, m.body, m.priority, m.actions, m.callback_url, m.muted,
+const messageCols = `m.id, m.channel_id, (SELECT user_id FROM channels WHERE id = m.channel_id), m.title, m.body, m.priority, m.actions, m.callback_url, m.muted,
 	m.approval, m.state, m.response, m.submitted_at, m.created_at,
 	d.state, d.attempts, d.last_status_code, d.next_attempt_at, COALESCE(m.approval_status, ''), m.approval_deadline`
 
@@ -57,7 +58,7 @@ func scanMessage(row scanner) (*Message, error) {
 	var created int64
 	var dState sql.NullString
 	var dAttempts, dCode, dNext, deadline sql.NullInt64
-	err := row.Scan(&m.ID, &m.ChannelID, &m.Title, &m.Body, &m.Priority, &actions, &callback, &m.Muted,
+	err := row.Scan(&m.ID, &m.ChannelID, &m.OwnerID, &m.Title, &m.Body, &m.Priority, &actions, &callback, &m.Muted,
 		&approval, &m.State, &response, &submitted, &created, &dState, &dAttempts, &dCode, &dNext,
 		&m.ApprovalStatus, &deadline)
 	if errors.Is(err, sql.ErrNoRows) {
