@@ -41,6 +41,9 @@ type Config struct {
 	LogFormat   string `toml:"log_format"`   // "text" or "json"
 	LogLevel    string `toml:"log_level"`    // "debug", "info", "warn" or "error"
 	Metrics     bool   `toml:"metrics"`      // serve GET /metrics
+	// MetricsToken, when set, must be sent as "Authorization: Bearer
+	// <token>" to read /metrics.
+	MetricsToken string `toml:"metrics_token"`
 
 	Database      Database      `toml:"database"`
 	Auth          Auth          `toml:"auth"`

@@ -166,6 +166,12 @@ func (s *Server) handleUpdateChannel(w http.ResponseWriter, r *http.Request, p h
 
 func isNull(raw json.RawMessage) bool { return strings.TrimSpace(string(raw)) == "null" }
 
+// The range of times a request may set.
+var (
+	minTime = time.Unix(0, 0).UTC()
+	maxTime = time.Date(9999, 12, 31, 23, 59, 59, 999e6, time.UTC)
+)
+
 func parseOptionalTime(field string, raw json.RawMessage) (store.Optional[time.Time], error) {
 	var out store.Optional[time.Time]
 	if raw == nil {
@@ -184,6 +190,11 @@ func parseOptionalTime(field string, raw json.RawMessage) (store.Optional[time.T
 		return out, errInvalidPayload("%s must be an RFC 3339 timestamp like 2026-01-02T15:04:05Z", field)
 	}
 	t = t.UTC().Truncate(time.Millisecond)
+	// What is stored must come back as a valid RFC 3339 time: an offset
+	// can push 9999-12-31 into the year 10000.
+	if t.Before(minTime) || t.After(maxTime) {
+		return out, errInvalidPayload("%s must be between %s and %s", field, ts(minTime), ts(maxTime))
+	}
 	out.Value = &t
 	return out, nil
 }

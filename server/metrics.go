@@ -1,8 +1,10 @@
 package server
 
 import (
+	"crypto/subtle"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -66,6 +68,12 @@ func (r *routeMetrics) observe(code int, d time.Duration) {
 }
 
 func (s *Server) handleMetrics(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+	if want := s.cfg.MetricsToken; want != "" {
+		scheme, got, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+		if !strings.EqualFold(scheme, "Bearer") || subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), []byte(want)) != 1 {
+			return errInvalidToken("/metrics needs Authorization: Bearer <metrics_token>")
+		}
+	}
 	promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{}).ServeHTTP(w, r)
 	return nil
 }

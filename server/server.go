@@ -47,6 +47,7 @@ type Server struct {
 	version string
 	now     func() time.Time
 	baseURL string
+	hsts    bool // base_url is https: answers carry Strict-Transport-Security
 
 	router    *httprouter.Router
 	handler   http.Handler
@@ -78,6 +79,7 @@ func New(opts Options) *Server {
 	s := &Server{
 		cfg: opts.Config, st: opts.Store, log: opts.Logger, version: opts.Version, now: opts.Now,
 		baseURL:     strings.TrimRight(opts.Config.BaseURL, "/"),
+		hsts:        strings.HasPrefix(strings.ToLower(opts.Config.BaseURL), "https://"),
 		registry:    opts.Registry,
 		metrics:     newMetrics(opts.Registry),
 		limits:      newLimiter(opts.Now),

@@ -1,7 +1,9 @@
 package server
 
 import (
+	"crypto/sha256"
 	"embed"
+	"encoding/base64"
 	"errors"
 	"html/template"
 	"net/http"
@@ -47,9 +49,18 @@ var verifyDocs = map[string]any{
 	},
 }
 
+// docsStyle is the docs page's only style sheet, allowed by its hash:
+// the page runs no script and loads nothing.
+const docsStyle = `body{font-family:system-ui,sans-serif;max-width:52rem;margin:2rem auto;padding:0 1rem}pre{background:#f4f4f4;padding:1rem;overflow:auto}`
+
+var docsCSP = func() string {
+	sum := sha256.Sum256([]byte(docsStyle))
+	return "default-src 'none'; style-src 'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'; frame-ancestors 'none'"
+}()
+
 var docsPage = template.Must(template.New("docs").Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Herald callback signatures</title>
-<style>body{font-family:system-ui,sans-serif;max-width:52rem;margin:2rem auto;padding:0 1rem}pre{background:#f4f4f4;padding:1rem;overflow:auto}</style>
+<style>` + docsStyle + `</style>
 </head><body>
 <h1>Verifying Herald callback signatures</h1>
 <p>Every callback carries <code>{{.header_name}}: {{.format}}</code>. The signature is {{.algorithm}} over <code>{{.signed_payload}}</code>, keyed with the channel's webhook secret. Tolerance: {{.tolerance_seconds}} seconds.</p>
@@ -91,6 +102,8 @@ func prefersHTML(r *http.Request) bool {
 func (s *Server) handleVerifyDocs(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
 	if prefersHTML(r) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Header().Set("Content-Security-Policy", docsCSP)
+		w.Header().Set("Cache-Control", "no-cache")
 		return docsPage.Execute(w, verifyDocs)
 	}
 	writeJSON(w, http.StatusOK, verifyDocs)

@@ -76,7 +76,8 @@ type DevicePatch struct {
 	Name      *string
 }
 
-// UpdateDevice changes a user's device; a new push token reactivates it.
+// UpdateDevice changes a user's device; a new push token reactivates it
+// and moves to it from any device that had it, as RegisterDevice does.
 func (s *Store) UpdateDevice(ctx context.Context, userID, id string, p DevicePatch) (*Device, error) {
 	var d *Device
 	err := s.update(ctx, func(tx *writeTx) error {
@@ -92,6 +93,13 @@ func (s *Store) UpdateDevice(ctx context.Context, userID, id string, p DevicePat
 			d.Name = *p.Name
 		}
 		d.UpdatedAt = s.now().UTC().Truncate(time.Millisecond)
+		if p.PushToken != nil {
+			// As at registration: a push token belongs to one device, so
+			// any other registration of it (another user's too) goes.
+			if _, err := tx.Exec("DELETE FROM devices WHERE push_token = ? AND id != ?", d.PushToken, d.ID); err != nil {
+				return err
+			}
+		}
 		_, err = tx.Exec("UPDATE devices SET push_token = ?, name = ?, active = ?, updated_at = ? WHERE id = ?",
 			d.PushToken, d.Name, d.Active, ms(d.UpdatedAt), d.ID)
 		return err
