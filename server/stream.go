@@ -57,7 +57,7 @@ func (s *Server) CloseStreams() { s.closeStreams.Do(func() { close(s.streamsDone
 // client that reconnects with Last-Event-ID misses nothing kept since.
 func (s *Server) handleStream(w http.ResponseWriter, r *http.Request, _ httprouter.Params, who *principal) error {
 	ctx := r.Context()
-	after, err := s.streamStart(r)
+	after, reset, err := s.streamStart(r)
 	if err != nil {
 		return err
 	}
@@ -71,6 +71,13 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request, _ httprout
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
 	fmt.Fprintf(w, "retry: 2000\n: connected\n\n")
+	if reset != "" {
+		// No id: the client keeps its Last-Event-ID until the replay
+		// that follows hands it a new one.
+		b, _ := json.Marshal(map[string]string{"reason": reset,
+			"message": "events after Last-Event-ID are no longer kept; what is kept follows; reload to see everything"})
+		fmt.Fprintf(w, "event: %s\ndata: %s\n\n", eventReset, b)
+	}
 	if err := rc.Flush(); err != nil {
 		return nil
 	}
@@ -130,22 +137,45 @@ func (s *Server) stillSignedIn(r *http.Request, who *principal) bool {
 	return err == nil && again.user.ID == who.user.ID
 }
 
+// eventReset tells a resuming client that its Last-Event-ID cannot be
+// served exactly; the kept events follow it.
+const eventReset = "stream.reset"
+
+// Reasons of a stream.reset event.
+const (
+	resetHistoryGone = "history_gone"     // events after Last-Event-ID were swept
+	resetUnknownID   = "unknown_event_id" // Last-Event-ID is newer than any event
+)
+
 // streamStart is where a stream begins: after Last-Event-ID (or the
 // last_event_id query parameter, for clients that cannot set headers), else
 // after the newest event, so a fresh stream shows what happens from now on.
-func (s *Server) streamStart(r *http.Request) (int64, error) {
+// A Last-Event-ID the kept history cannot continue exactly (the events after
+// it were swept, or it is newer than any event, say from another database)
+// starts at the oldest kept event, with reset naming why.
+func (s *Server) streamStart(r *http.Request) (after int64, reset string, err error) {
 	v := r.Header.Get("Last-Event-ID")
 	if v == "" {
 		v = r.URL.Query().Get("last_event_id")
 	}
+	h, err := s.st.EventHistory(r.Context())
+	if err != nil {
+		return 0, "", err
+	}
 	if v == "" {
-		return s.st.LastEventID(r.Context())
+		return h.Last, "", nil
 	}
 	n, err := strconv.ParseInt(v, 10, 64)
 	if err != nil || n < 0 {
-		return 0, errInvalidPayload("Last-Event-ID must be a non-negative integer")
+		return 0, "", errInvalidPayload("Last-Event-ID must be a non-negative integer")
 	}
-	return n, nil
+	switch {
+	case n > h.Last:
+		return h.Floor, resetUnknownID, nil
+	case n < h.Floor:
+		return h.Floor, resetHistoryGone, nil
+	}
+	return n, "", nil
 }
 
 // writeEvent writes one event with the message as it is now; a message

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"time"
 )
@@ -61,22 +62,43 @@ func (s *Store) EventsAfter(ctx context.Context, userID string, after int64, lim
 	return out, rows.Err()
 }
 
-// LastEventID is the newest event id overall (0 when none): a new stream
-// starts after it.
+// LastEventID is the newest event id ever handed out (0 when none): a new
+// stream starts after it.
 func (s *Store) LastEventID(ctx context.Context) (int64, error) {
-	var id int64
-	if err := s.read.QueryRowContext(ctx, "SELECT COALESCE(MAX(id), 0) FROM events").Scan(&id); err != nil {
-		return 0, fmt.Errorf("store: last event: %w", err)
+	h, err := s.EventHistory(ctx)
+	return h.Last, err
+}
+
+// EventHistory is what the events table can replay: ids above Floor are
+// all kept (none was swept); Last is the newest id ever handed out. Ids are
+// never reused (AUTOINCREMENT), and only sweeps and user deletions remove
+// rows.
+type EventHistory struct {
+	Floor, Last int64
+}
+
+// EventHistory returns the bounds of the stream's kept history.
+func (s *Store) EventHistory(ctx context.Context) (EventHistory, error) {
+	var h EventHistory
+	var oldest sql.NullInt64
+	err := s.read.QueryRowContext(ctx, `SELECT
+		COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'events'), 0),
+		(SELECT MIN(id) FROM events)`).Scan(&h.Last, &oldest)
+	if err != nil {
+		return h, fmt.Errorf("store: event history: %w", err)
 	}
-	return id, nil
+	h.Floor = h.Last
+	if oldest.Valid {
+		h.Floor = oldest.Int64 - 1
+	}
+	return h, nil
 }
 
 // DeleteEventsBefore drops stream history older than cutoff. Ids grow with
 // time, so it walks from the oldest id and stops at the first newer event
-// (no index on created_at needed). The newest event always stays, so that
-// ids never start again from 1 under a client's Last-Event-ID.
+// (no index on created_at needed).
 func (s *Store) DeleteEventsBefore(ctx context.Context, cutoff time.Time) (int64, error) {
 	return s.sweep(ctx, "delete old events", `DELETE FROM events WHERE id < COALESCE(
 		(SELECT id FROM events WHERE created_at >= ? ORDER BY id LIMIT 1),
-		(SELECT MAX(id) FROM events))`, ms(cutoff))
+		(SELECT MAX(id) + 1 FROM events))`, ms(cutoff))
 }
