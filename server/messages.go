@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/julienschmidt/httprouter"
@@ -17,6 +18,7 @@ import (
 const (
 	defaultLimit = 50
 	maxLimit     = 200
+	maxSearch    = 200 // characters of a search
 )
 
 type messageJSON struct {
@@ -146,6 +148,10 @@ func queryInt(r *http.Request, name string, def int) (int, error) {
 	return n, nil
 }
 
+// handleListMessages is GET /v1/messages: newest first, a page at a time.
+// Paging goes by cursor (before=<next_before of the last page>), which
+// costs one page however deep; offset still works, at the cost of walking
+// what it skips. q searches titles and bodies.
 func (s *Server) handleListMessages(w http.ResponseWriter, r *http.Request, _ httprouter.Params, who *principal) error {
 	limit, err := queryInt(r, "limit", defaultLimit)
 	if err != nil {
@@ -155,31 +161,54 @@ func (s *Server) handleListMessages(w http.ResponseWriter, r *http.Request, _ ht
 	if err != nil {
 		return err
 	}
-	q := store.MessageQuery{UserID: who.user.ID, ChannelID: r.URL.Query().Get("channel_id"), Limit: min(limit, maxLimit), Offset: offset}
-	var ch *store.Channel
+	query := r.URL.Query()
+	q := store.MessageQuery{UserID: who.user.ID, ChannelID: query.Get("channel_id"), Search: query.Get("q"),
+		Limit: min(limit, maxLimit), Offset: offset}
+	if v := query.Get("before"); v != "" {
+		if q.Before, err = strconv.ParseInt(v, 10, 64); err != nil || q.Before <= 0 {
+			return errInvalidPayload("before must be the next_before of an earlier page")
+		}
+	}
+	if query.Has("q") && strings.TrimSpace(q.Search) == "" {
+		return errInvalidPayload("q must have at least one word")
+	}
+	if chars(q.Search) > maxSearch {
+		return errInvalidPayload("q is longer than %d characters", maxSearch)
+	}
 	if q.ChannelID != "" {
-		var err error
-		if ch, err = s.st.ChannelByID(r.Context(), q.ChannelID); err != nil {
+		ch, err := s.st.ChannelByID(r.Context(), q.ChannelID)
+		if err != nil {
 			return err
 		}
 		if ch.UserID != who.user.ID {
 			// An approver sees the messages whose rule names them, as GET
-			// and voting decide by the message's own rule.
+			// and voting decide by the message's own rule. Anyone else
+			// does not see the channel at all.
 			q.Approver = who.user.ID
+			ok, err := s.st.ApproverOf(r.Context(), who.user.ID, ch.ID)
+			if err != nil {
+				return err
+			}
+			if !ok && !isApprover(ch.Approval, who.user.ID) {
+				return store.ErrNotFound
+			}
 		}
 	}
-	msgs, total, err := s.st.ListMessages(r.Context(), q)
+	page, err := s.st.ListMessages(r.Context(), q)
 	if err != nil {
 		return err
 	}
-	if q.Approver != "" && total == 0 && !isApprover(ch.Approval, who.user.ID) {
-		return store.ErrNotFound // neither owner nor approver: the channel stays unseen
-	}
-	out, err := s.renderMessages(r.Context(), who.user.ID, msgs)
+	out, err := s.renderMessages(r.Context(), who.user.ID, page.Messages)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"messages": out, "total": total, "limit": q.Limit, "offset": q.Offset})
+	var next *string
+	if page.Next != 0 {
+		v := strconv.FormatInt(page.Next, 10)
+		next = &v
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"messages": out, "total": page.Total, "total_exact": page.TotalExact,
+		"limit": q.Limit, "offset": q.Offset, "next_before": next})
 	return nil
 }
 

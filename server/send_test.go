@@ -73,11 +73,11 @@ func msgGone(e *testEnv, id string) {
 // msgCount is the number of stored messages in userID's channels.
 func msgCount(e *testEnv, userID string) int {
 	e.t.Helper()
-	_, total, err := e.st.ListMessages(context.Background(), store.MessageQuery{UserID: userID, Limit: 1})
+	page, err := e.st.ListMessages(context.Background(), store.MessageQuery{UserID: userID, Limit: 1})
 	if err != nil {
 		e.t.Fatalf("store: list messages: %v", err)
 	}
-	return total
+	return page.Total
 }
 
 // msgValue decodes JSON into generic values, for comparing JSON by meaning.

@@ -125,9 +125,10 @@ func (s *Server) Run(ctx context.Context) error {
 	defer sweeps.Stop()
 	go s.warmProviders(ctx)
 	s.sweep(ctx)
-	approvals := make(chan struct{})
+	approvals, indexer := make(chan struct{}), make(chan struct{})
 	go func() { defer close(approvals); s.runApprovals(ctx) }()
-	defer func() { <-approvals }()
+	go func() { defer close(indexer); s.runIndexer(ctx) }()
+	defer func() { <-approvals; <-indexer }()
 	for {
 		select {
 		case <-ctx.Done():

@@ -144,52 +144,6 @@ func (s *Store) Message(ctx context.Context, id string) (*Message, error) {
 	return m, nil
 }
 
-// MessageQuery selects a page of messages, newest first. With ChannelID set
-// it lists that channel (the caller has checked access); otherwise every
-// channel UserID owns.
-type MessageQuery struct {
-	UserID    string
-	ChannelID string
-	// Approver, with ChannelID, keeps only the messages whose own approval
-	// rule (the one in force when each was sent) names this user.
-	Approver string
-	Limit    int
-	Offset   int
-}
-
-// ListMessages returns a page of messages and the total that match.
-func (s *Store) ListMessages(ctx context.Context, q MessageQuery) ([]Message, int, error) {
-	where, args := "m.channel_id = ?", []any{q.ChannelID}
-	switch {
-	case q.ChannelID == "":
-		where, args = "m.channel_id IN (SELECT id FROM channels WHERE user_id = ?)", []any{q.UserID}
-	case q.Approver != "":
-		where += " AND EXISTS (SELECT 1 FROM json_each(m.approval, '$.approvers') j WHERE j.value = ?)"
-		args = append(args, q.Approver)
-	}
-	var total int
-	if err := s.read.QueryRowContext(ctx, "SELECT count(*) FROM messages m WHERE "+where, args...).Scan(&total); err != nil {
-		return nil, 0, fmt.Errorf("store: count messages: %w", err)
-	}
-	// Ties within one millisecond (a burst from a script) are broken by
-	// rowid, which follows insertion order; the random ids do not.
-	rows, err := s.read.QueryContext(ctx, "SELECT "+messageCols+messageFrom+"WHERE "+where+
-		" ORDER BY m.rowid DESC LIMIT ? OFFSET ?", append(args, q.Limit, q.Offset)...)
-	if err != nil {
-		return nil, 0, fmt.Errorf("store: list messages: %w", err)
-	}
-	defer rows.Close()
-	out := []Message{}
-	for rows.Next() {
-		m, err := scanMessage(rows)
-		if err != nil {
-			return nil, 0, fmt.Errorf("store: list messages: %w", err)
-		}
-		out = append(out, *m)
-	}
-	return out, total, rows.Err()
-}
-
 // DeleteMessage deletes a message in a channel the user owns.
 func (s *Store) DeleteMessage(ctx context.Context, userID, id string) error {
 	err := s.update(ctx, func(tx *writeTx) error {

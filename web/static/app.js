@@ -603,29 +603,36 @@
   }
 
   // fetchMessages reads the newest wanted messages (of one channel, or of
-  // all when channelId is ''), in pages of at most MAX_LIMIT.
+  // all when channelId is ''), in pages of at most MAX_LIMIT, each page
+  // after the cursor (next_before) of the one before. total may be capped
+  // by the server (total_exact false).
   async function fetchMessages(channelId, wanted) {
     const seen = new Set();
     const list = [];
     let total = 0;
-    let offset = 0;
-    while (offset < wanted) {
-      const limit = Math.min(MAX_LIMIT, wanted - offset);
-      const params = new URLSearchParams({ limit: String(limit), offset: String(offset) });
+    let exact = true;
+    let before = '';
+    while (list.length < wanted) {
+      const limit = Math.min(MAX_LIMIT, wanted - list.length);
+      const params = new URLSearchParams({ limit: String(limit) });
+      if (before) params.set('before', before);
       if (channelId) params.set('channel_id', channelId);
       const data = await api('GET', `/v1/messages?${params}`);
       const page = Array.isArray(data.messages) ? data.messages : [];
-      total = typeof data.total === 'number' ? data.total : offset + page.length;
+      if (!before) {
+        total = typeof data.total === 'number' ? data.total : page.length;
+        exact = data.total_exact !== false;
+      }
       for (const m of page) {
         if (m && !seen.has(m.id)) {
           seen.add(m.id);
           list.push(m);
         }
       }
-      offset += page.length;
-      if (page.length < limit || offset >= total) break;
+      before = typeof data.next_before === 'string' ? data.next_before : '';
+      if (!before) break;
     }
-    return { list, total: Math.max(total, list.length) };
+    return { list, total: Math.max(total, list.length), exact };
   }
 
   // loadMessages renders the messages view. A background load (a live
@@ -653,7 +660,7 @@
     if (seq !== navSeq || mine !== messagesLoadSeq) return;
     messagesChannel = filter;
     if (channels) renderMessageChannels(channels);
-    renderMessages(page.list, page.total);
+    renderMessages(page.list, page.total, page.exact);
   }
 
   function renderMessageChannels(channels) {
@@ -666,7 +673,7 @@
     select.value = messagesChannel;
   }
 
-  function renderMessages(list, total) {
+  function renderMessages(list, total, exact = true) {
     const next = new Map();
     const nodes = list.map((m) => {
       const channel = messageChannels.get(m.channel_id) || m.channel_id;
@@ -681,7 +688,7 @@
     $('messages-empty').hidden = list.length > 0;
     $('messages-more').hidden = total <= list.length;
     $('messages-count').textContent = list.length > 0
-      ? `Showing ${list.length} of ${total} message${total === 1 ? '' : 's'}`
+      ? `Showing ${list.length} of ${total}${exact ? '' : '+'} message${total === 1 ? '' : 's'}`
       : '';
   }
 

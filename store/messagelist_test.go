@@ -1,0 +1,263 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// listFixture is a database with two users, several channels and many
+// messages, built in a few statements.
+type listFixture struct {
+	s          *Store
+	ann, bob   *User
+	big, small *Channel // ann's
+	approvals  *Channel // ann's, bob approves half of its messages
+	bobs       *Channel // bob's own
+}
+
+// fillTitled inserts n messages into a channel, titled with prefix and
+// their number, with every seventh body mentioning "kubernetes". approver,
+// if set, is named by the rule of every other message.
+func fillTitled(t testing.TB, s *Store, ch *Channel, n int, prefix, approver string) {
+	t.Helper()
+	err := s.update(context.Background(), func(tx *writeTx) error {
+		_, err := tx.Exec(`WITH RECURSIVE seq(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM seq WHERE i < ?1)
+			INSERT INTO messages (id, channel_id, title, body, priority, actions, callback_url, muted, state, created_at, approval)
+			SELECT printf('msg_%s_%08d', ?2, i), ?2, ?3 || ' ' || i,
+				CASE WHEN i % 7 = 0 THEN 'pods restarted on kubernetes node ' || i ELSE 'all fine ' || i END,
+				'normal', '[]', NULL, 1, 'pending', i,
+				CASE WHEN ?4 != '' AND i % 2 = 0 THEN json_object('required_count', 1, 'approvers', json_array(?4), 'window_seconds', 3600) END
+			FROM seq`, n, ch.ID, prefix, approver)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func newListFixture(t *testing.T, bigN int) *listFixture {
+	t.Helper()
+	ctx := context.Background()
+	f := &listFixture{s: openFoundation(t, filepath.Join(t.TempDir(), "herald.db"), Options{})}
+	f.ann, f.bob = &User{Email: "ann@example.com", Plan: "free"}, &User{Email: "bob@example.com", Plan: "free"}
+	for _, u := range []*User{f.ann, f.bob} {
+		if err := f.s.CreateUser(ctx, u); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mk := func(u *User, name string) *Channel {
+		c := &Channel{UserID: u.ID, Name: name}
+		if err := f.s.CreateChannel(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	f.big, f.small, f.approvals, f.bobs = mk(f.ann, "big"), mk(f.ann, "small"), mk(f.ann, "deploys"), mk(f.bob, "bob's")
+	fillTitled(t, f.s, f.big, bigN, "Backup", "")
+	fillTitled(t, f.s, f.small, 250, "Disk", "")
+	fillTitled(t, f.s, f.approvals, 300, "Deploy", f.bob.ID)
+	fillTitled(t, f.s, f.bobs, 500, "Backup", "")
+	for {
+		n, err := f.s.IndexForSearch(ctx, 50000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n == 0 {
+			break
+		}
+	}
+	return f
+}
+
+// pageAll walks q to its end by cursor and returns the titles in order.
+func pageAll(t *testing.T, s *Store, q MessageQuery) []string {
+	t.Helper()
+	var titles []string
+	for pages := 0; ; pages++ {
+		if pages > 10000 {
+			t.Fatal("paging does not end")
+		}
+		page, err := s.ListMessages(context.Background(), q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range page.Messages {
+			titles = append(titles, m.Title)
+		}
+		if page.Next == 0 {
+			return titles
+		}
+		q.Before = page.Next
+	}
+}
+
+func TestListMessagesPaging(t *testing.T) {
+	t.Parallel()
+	f := newListFixture(t, 30000)
+	ctx := context.Background()
+
+	// A channel, page by page: every message once, newest first.
+	titles := pageAll(t, f.s, MessageQuery{UserID: f.ann.ID, ChannelID: f.small.ID, Limit: 60})
+	if len(titles) != 250 || titles[0] != "Disk 250" || titles[249] != "Disk 1" {
+		t.Fatalf("small channel: %d titles, %q .. %q", len(titles), titles[0], titles[len(titles)-1])
+	}
+	for i, title := range titles {
+		if want := fmt.Sprintf("Disk %d", 250-i); title != want {
+			t.Fatalf("title %d = %q, want %q", i, title, want)
+		}
+	}
+
+	// All of a user's channels merge by commit order; other users' stay out.
+	all := pageAll(t, f.s, MessageQuery{UserID: f.ann.ID, Limit: 200})
+	if len(all) != 30000+250+300 {
+		t.Fatalf("ann's list has %d messages, want %d", len(all), 30550)
+	}
+	if all[0] != "Deploy 300" || all[len(all)-1] != "Backup 1" {
+		t.Fatalf("ann's list runs %q .. %q", all[0], all[len(all)-1])
+	}
+
+	// Offset still works, and agrees with the cursor.
+	page, err := f.s.ListMessages(ctx, MessageQuery{UserID: f.ann.ID, Limit: 5, Offset: 310})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := page.Messages[0].Title; got != all[310] {
+		t.Fatalf("offset 310 starts at %q, want %q", got, all[310])
+	}
+
+	// Totals: exact for small lists, capped for large ones.
+	for _, tc := range []struct {
+		q     MessageQuery
+		total int
+		exact bool
+	}{
+		{MessageQuery{UserID: f.ann.ID, ChannelID: f.small.ID, Limit: 1}, 250, true},
+		{MessageQuery{UserID: f.ann.ID, ChannelID: f.big.ID, Limit: 1}, TotalCap, false},
+		{MessageQuery{UserID: f.ann.ID, Limit: 1}, TotalCap, false},
+		{MessageQuery{UserID: f.bob.ID, ChannelID: f.approvals.ID, Approver: f.bob.ID, Limit: 1}, 150, true},
+	} {
+		page, err := f.s.ListMessages(ctx, tc.q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if page.Total != tc.total || page.TotalExact != tc.exact {
+			t.Errorf("%+v: total %d exact %v, want %d %v", tc.q, page.Total, page.TotalExact, tc.total, tc.exact)
+		}
+	}
+
+	// The approver's view: exactly the messages whose rule names them.
+	mine := pageAll(t, f.s, MessageQuery{UserID: f.bob.ID, ChannelID: f.approvals.ID, Approver: f.bob.ID, Limit: 40})
+	if len(mine) != 150 || mine[0] != "Deploy 300" || mine[149] != "Deploy 2" {
+		t.Fatalf("approver's list: %d, %q .. %q", len(mine), mine[0], mine[len(mine)-1])
+	}
+}
+
+// TestListQueryPlans checks that every list walks an index from its cursor
+// and sorts nothing: the cost of a page does not grow with the table.
+func TestListQueryPlans(t *testing.T) {
+	t.Parallel()
+	f := newListFixture(t, 2000)
+	ctx := context.Background()
+	for name, q := range map[string]string{
+		"channel":  `SELECT rowid FROM messages WHERE channel_id = 'x' AND rowid < 5 ORDER BY rowid DESC LIMIT 51`,
+		"approver": `SELECT position FROM message_approvers WHERE user_id = 'u' AND channel_id = 'x' AND position < 5 ORDER BY position DESC LIMIT 51`,
+		"search":   `SELECT rowid FROM messages_fts WHERE messages_fts MATCH 'readers:"u" AND backup' AND rowid < 5 ORDER BY rowid DESC LIMIT 51`,
+		"page":     "SELECT " + messageCols + messageFrom + "WHERE m.rowid IN (1, 2, 3) ORDER BY m.rowid DESC",
+	} {
+		rows, err := f.s.read.QueryContext(ctx, "EXPLAIN QUERY PLAN "+q)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		var plan []string
+		for rows.Next() {
+			var id, parent, unused int
+			var detail string
+			if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+				t.Fatal(err)
+			}
+			plan = append(plan, detail)
+		}
+		rows.Close()
+		joined := strings.Join(plan, "; ")
+		if name == "search" {
+			// A virtual table always "scans": through its full-text index,
+			// with the MATCH (M) and the cursor (<) handed to it.
+			if !strings.Contains(joined, "VIRTUAL TABLE INDEX") || !strings.Contains(joined, ":M") {
+				t.Errorf("search plan %q does not use the full-text index", joined)
+			}
+			joined = strings.ReplaceAll(joined, "SCAN messages_fts VIRTUAL TABLE", "")
+		}
+		if strings.Contains(joined, "TEMP B-TREE") || strings.Contains(joined, "SCAN m ") || strings.HasSuffix(joined, "SCAN m") ||
+			strings.Contains(joined, "SCAN messages") || strings.Contains(joined, "SCAN message_approvers") {
+			t.Errorf("%s: plan %q scans or sorts", name, joined)
+		}
+	}
+}
+
+func TestSearchMessages(t *testing.T) {
+	t.Parallel()
+	f := newListFixture(t, 700)
+	ctx := context.Background()
+	search := func(q MessageQuery) []string {
+		t.Helper()
+		q.Limit = 50
+		return pageAll(t, f.s, q)
+	}
+
+	// Words by prefix, case-insensitive, in title or body; readers only.
+	got := search(MessageQuery{UserID: f.ann.ID, Search: "KUBER"})
+	if want := 700/7 + 250/7 + 300/7; len(got) != want {
+		t.Fatalf("ann's kubernetes search: %d results, want %d", len(got), want)
+	}
+	if got := search(MessageQuery{UserID: f.ann.ID, Search: "backup 699"}); len(got) != 1 || got[0] != "Backup 699" {
+		t.Fatalf(`"backup 699" found %q, want ann's message only`, got)
+	}
+	if got := search(MessageQuery{UserID: f.bob.ID, Search: "backup 499"}); len(got) != 1 {
+		t.Fatalf(`bob's "backup 499" found %q`, got)
+	}
+	if got := search(MessageQuery{UserID: f.bob.ID, Search: "backup 600"}); len(got) != 0 {
+		t.Fatalf("bob finds ann's messages: %q", got)
+	}
+	// Within a channel; and an approver finds the messages they approve.
+	if got := search(MessageQuery{UserID: f.ann.ID, ChannelID: f.small.ID, Search: "disk"}); len(got) != 250 {
+		t.Fatalf("channel search found %d, want 250", len(got))
+	}
+	if got := search(MessageQuery{UserID: f.bob.ID, ChannelID: f.approvals.ID, Approver: f.bob.ID, Search: "deploy"}); len(got) != 150 {
+		t.Fatalf("approver search found %d, want 150", len(got))
+	}
+	// Query syntax in the words is only text.
+	for _, q := range []string{`"`, `backup OR disk`, `title:x`, `*`, `NEAR(a b)`, `a AND`} {
+		if _, err := f.s.ListMessages(ctx, MessageQuery{UserID: f.ann.ID, Search: q, Limit: 5}); err != nil {
+			t.Errorf("search %q: %v", q, err)
+		}
+	}
+
+	// Deleting a message removes it from search at once; a new message in
+	// its (reused) place is indexed by the next run.
+	newest, err := f.s.ListMessages(ctx, MessageQuery{UserID: f.bob.ID, ChannelID: f.bobs.ID, Limit: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.s.DeleteMessage(ctx, f.bob.ID, newest.Messages[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	if got := search(MessageQuery{UserID: f.bob.ID, Search: "backup 500"}); len(got) != 0 {
+		t.Fatalf("deleted message still found: %q", got)
+	}
+	m := &Message{ChannelID: f.bobs.ID, Title: "Zebra crossing", Priority: "normal"}
+	if err := f.s.CreateMessage(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	if got := search(MessageQuery{UserID: f.bob.ID, Search: "zebra"}); len(got) != 0 {
+		t.Fatalf("found before indexing: %q", got)
+	}
+	if n, err := f.s.IndexForSearch(ctx, 100); err != nil || n != 1 {
+		t.Fatalf("IndexForSearch = %d, %v; want 1 new message", n, err)
+	}
+	if got := search(MessageQuery{UserID: f.bob.ID, Search: "zeb"}); len(got) != 1 {
+		t.Fatalf("new message in a reused place: found %q", got)
+	}
+}
