@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"text/tabwriter"
 
@@ -176,6 +177,41 @@ func (a *app) keyCmd() *cobra.Command {
 	create.Flags().StringVar(&name, "name", "", "a label for the key")
 	cmd.AddCommand(create)
 	return cmd
+}
+
+func (a *app) vacuumCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "vacuum",
+		Short: "Rebuild the database file at its smallest; stop the server first",
+		Long: `Rebuilds the database file, giving every free page back to the file
+system, and turns on incremental reclaiming for a database made by an older
+Herald (newer ones reclaim space after each sweep by themselves). It holds
+the database while it runs, about a few seconds per gigabyte: stop the
+server first, or its writes wait.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg, st, err := a.openStore(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			before, _ := fileSize(cfg.DBPath())
+			if err := st.Vacuum(cmd.Context()); err != nil {
+				return err
+			}
+			after, _ := fileSize(cfg.DBPath())
+			fmt.Fprintf(a.stdout, "vacuumed %s: %d -> %d bytes\n", cfg.DBPath(), before, after)
+			return nil
+		},
+	}
+}
+
+func fileSize(path string) (int64, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0, err
+	}
+	return fi.Size(), nil
 }
 
 func (a *app) backupCmd() *cobra.Command {

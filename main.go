@@ -11,6 +11,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -52,7 +53,7 @@ func newRoot(stdin io.Reader, stdout, stderr io.Writer, getenv func(string) stri
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.PersistentFlags().StringVar(&a.configPath, "config", "", "config file (default ./herald.toml if it exists, else built-in defaults)")
-	root.AddCommand(a.serveCmd(), a.userCmd(), a.keyCmd(), a.backupCmd(), a.sendCmd(), a.versionCmd())
+	root.AddCommand(a.serveCmd(), a.userCmd(), a.keyCmd(), a.backupCmd(), a.vacuumCmd(), a.sendCmd(), a.versionCmd())
 	return root
 }
 
@@ -77,8 +78,13 @@ func (a *app) openStore(ctx context.Context) (config.Config, *store.Store, error
 	return cfg, st, err
 }
 
+// cliBusyTimeout is how long a CLI command waits for the server's writes:
+// they are short (sweeps go in small batches), so a command beside a busy
+// server waits its turn instead of failing with "database is locked".
+const cliBusyTimeout = time.Minute
+
 func openStore(ctx context.Context, cfg config.Config) (*store.Store, error) {
-	return store.Open(ctx, cfg.DBPath(), store.Options{Synchronous: cfg.Database.Synchronous})
+	return store.Open(ctx, cfg.DBPath(), store.Options{Synchronous: cfg.Database.Synchronous, BusyTimeout: cliBusyTimeout})
 }
 
 func newLogger(cfg config.Config, w io.Writer) *slog.Logger {

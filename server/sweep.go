@@ -18,12 +18,14 @@ func (s *Server) sweep(ctx context.Context) {
 	} else if n > 0 {
 		s.log.Debug("sweep: expired responses", "count", n)
 	}
-	if n, err := s.st.DeleteMessagesBefore(ctx, now.Add(-s.cfg.Retention.Messages.Duration)); err != nil {
+	deleted, err := s.st.DeleteMessagesBefore(ctx, now.Add(-s.cfg.Retention.Messages.Duration))
+	if err != nil {
 		s.log.Warn("sweep: delete old messages", "err", err)
-	} else if n > 0 {
-		s.log.Info("sweep: deleted messages past retention", "count", n)
+	} else if deleted > 0 {
+		s.log.Info("sweep: deleted messages past retention", "count", deleted)
 	}
-	if _, err := s.st.DeleteEventsBefore(ctx, now.Add(-eventHistory)); err != nil {
+	events, err := s.st.DeleteEventsBefore(ctx, now.Add(-eventHistory))
+	if err != nil {
 		s.log.Warn("sweep: events", "err", err)
 	}
 	if n, err := s.st.ExpireSubscriptions(ctx, proPlan, s.cfg.DefaultPlan); err != nil {
@@ -33,5 +35,12 @@ func (s *Server) sweep(ctx context.Context) {
 	}
 	if _, err := s.st.DeleteExpiredSessions(ctx); err != nil {
 		s.log.Warn("sweep: sessions", "err", err)
+	}
+	if deleted+events > 0 {
+		if pages, err := s.st.ReclaimSpace(ctx); err != nil {
+			s.log.Warn("sweep: reclaim space", "err", err)
+		} else if pages > 0 {
+			s.log.Debug("sweep: reclaimed pages", "count", pages)
+		}
 	}
 }

@@ -93,12 +93,3 @@ func (s *Store) EventHistory(ctx context.Context) (EventHistory, error) {
 	}
 	return h, nil
 }
-
-// DeleteEventsBefore drops stream history older than cutoff. Ids grow with
-// time, so it walks from the oldest id and stops at the first newer event
-// (no index on created_at needed).
-func (s *Store) DeleteEventsBefore(ctx context.Context, cutoff time.Time) (int64, error) {
-	return s.sweep(ctx, "delete old events", `DELETE FROM events WHERE id < COALESCE(
-		(SELECT id FROM events WHERE created_at >= ? ORDER BY id LIMIT 1),
-		(SELECT MAX(id) + 1 FROM events))`, ms(cutoff))
-}

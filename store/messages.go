@@ -276,35 +276,3 @@ func (s *Store) pollState(ctx context.Context, channelID, id string) (string, ti
 	}
 	return state, fromMS(submitted.Int64), nil
 }
-
-// ExpireResponses marks responses submitted at or before cutoff and never
-// read as expired, and clears them.
-func (s *Store) ExpireResponses(ctx context.Context, cutoff time.Time) (int64, error) {
-	return s.sweep(ctx, "expire responses", `UPDATE messages SET state = ?, response = NULL
-		WHERE state = ? AND submitted_at <= ?`, StateExpired, StateSubmitted, ms(cutoff))
-}
-
-// DeleteMessagesBefore deletes messages created before cutoff (retention).
-func (s *Store) DeleteMessagesBefore(ctx context.Context, cutoff time.Time) (int64, error) {
-	// Rowids grow with time: walk from the oldest and stop at the first
-	// message inside retention.
-	return s.sweep(ctx, "delete old messages", `DELETE FROM messages WHERE rowid < COALESCE(
-		(SELECT rowid FROM messages WHERE created_at >= ? ORDER BY rowid LIMIT 1),
-		(SELECT MAX(rowid) + 1 FROM messages))`, ms(cutoff))
-}
-
-func (s *Store) sweep(ctx context.Context, op, q string, args ...any) (int64, error) {
-	var n int64
-	err := s.update(ctx, func(tx *writeTx) error {
-		res, err := tx.Exec(q, args...)
-		if err != nil {
-			return err
-		}
-		n, err = res.RowsAffected()
-		return err
-	})
-	if err != nil {
-		return 0, fmt.Errorf("store: %s: %w", op, err)
-	}
-	return n, nil
-}

@@ -118,8 +118,3 @@ func (s *Store) DeleteUserSessions(ctx context.Context, userID string) error {
 	_, err := s.sweep(ctx, "delete sessions", "DELETE FROM sessions WHERE user_id = ?", userID)
 	return err
 }
-
-// DeleteExpiredSessions removes sessions whose refresh token has expired.
-func (s *Store) DeleteExpiredSessions(ctx context.Context) (int64, error) {
-	return s.sweep(ctx, "sweep sessions", "DELETE FROM sessions WHERE refresh_expires_at <= ?", ms(s.now()))
-}

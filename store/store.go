@@ -28,6 +28,9 @@ type Options struct {
 	Synchronous string
 	// Now is the clock; tests inject one. Default time.Now.
 	Now func() time.Time
+	// BusyTimeout is how long a write waits for another process's write
+	// (the CLI beside the server). Default 10 s.
+	BusyTimeout time.Duration
 }
 
 // Store is the database. It holds one writer connection, fed by a single
@@ -60,6 +63,9 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
+	if opts.BusyTimeout <= 0 {
+		opts.BusyTimeout = 10 * time.Second
+	}
 	if dir := filepath.Dir(path); dir != "" {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return nil, fmt.Errorf("store: create data dir: %w", err)
@@ -76,8 +82,15 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	q := url.Values{}
 	q.Add("_pragma", "journal_mode(WAL)")
 	q.Add("_pragma", "synchronous("+opts.Synchronous+")")
-	q.Add("_pragma", "busy_timeout(10000)")
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", opts.BusyTimeout.Milliseconds()))
 	q.Add("_pragma", "foreign_keys(1)")
+	// The WAL grows while a checkpoint cannot catch up; once one has, the
+	// file is cut back to this size instead of keeping its peak.
+	q.Add("_pragma", "journal_size_limit(67108864)")
+	// A new database frees the pages of deleted rows in steps
+	// (ReclaimSpace); an older one takes this mode at its next VACUUM
+	// (herald vacuum).
+	q.Add("_pragma", "auto_vacuum(incremental)")
 	base := "file:" + path + "?" + q.Encode()
 
 	// The writer begins IMMEDIATE transactions so that a second process
@@ -158,6 +171,44 @@ func (s *Store) Close() error {
 	<-s.stopped
 	s.closeStmts()
 	return errors.Join(s.write.Close(), s.read.Close())
+}
+
+// ReclaimSpace gives the pages that deleted rows left free back to the
+// file system, a few megabytes per write, so that a large sweep shrinks the
+// file without one long write. It does nothing on a database not in
+// incremental auto-vacuum mode (see Vacuum).
+func (s *Store) ReclaimSpace(ctx context.Context) (pages int64, err error) {
+	const step = 1024 // pages per write: 4 MiB at SQLite's default page size
+	for {
+		var free, mode int64
+		if err := s.read.QueryRowContext(ctx, "SELECT (SELECT freelist_count FROM pragma_freelist_count), (SELECT auto_vacuum FROM pragma_auto_vacuum)").Scan(&free, &mode); err != nil {
+			return pages, fmt.Errorf("store: reclaim space: %w", err)
+		}
+		if free == 0 || mode != 2 { // 2: incremental
+			return pages, nil
+		}
+		n := min(free, step)
+		if err := s.update(ctx, func(tx *writeTx) error {
+			_, err := tx.Exec(fmt.Sprintf("PRAGMA incremental_vacuum(%d)", n))
+			return err
+		}); err != nil {
+			return pages, fmt.Errorf("store: reclaim space: %w", err)
+		}
+		pages += n
+		if err := ctx.Err(); err != nil {
+			return pages, err
+		}
+	}
+}
+
+// Vacuum rebuilds the database file, smallest, and puts an older database
+// into incremental auto-vacuum mode. It holds the database for as long as
+// it runs (seconds per gigabyte), so the server should be stopped.
+func (s *Store) Vacuum(ctx context.Context) error {
+	if _, err := s.write.ExecContext(ctx, "VACUUM"); err != nil {
+		return fmt.Errorf("store: vacuum: %w", err)
+	}
+	return nil
 }
 
 // Ping checks that the database answers a query.

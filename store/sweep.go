@@ -1,0 +1,120 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// Sweeps delete or change rows in batches, each its own short write, so
+// that sends interleave with a large backlog instead of queueing behind
+// one long transaction (which would also grow the WAL without bound). A
+// batch's size adapts so that its statement runs about sweepTarget, and
+// the sweep rests as long again before the next one: it takes at most
+// about half of the writer's time.
+const (
+	sweepTarget   = 2 * time.Millisecond
+	sweepMinBatch = 16
+	sweepMaxBatch = 4096
+	sweepFirst    = 256
+)
+
+// ExpireResponses marks responses submitted at or before cutoff and never
+// read as expired, and clears them.
+func (s *Store) ExpireResponses(ctx context.Context, cutoff time.Time) (int64, error) {
+	return s.sweepBatches(ctx, "expire responses", `UPDATE messages SET state = ?, response = NULL
+		WHERE rowid IN (SELECT rowid FROM messages WHERE state = ? AND submitted_at <= ? LIMIT ?)`,
+		StateExpired, StateSubmitted, ms(cutoff))
+}
+
+// DeleteMessagesBefore deletes messages created before cutoff (retention).
+// Rowids grow with time: the first message inside retention is found once,
+// and the batches delete from the oldest up to it.
+func (s *Store) DeleteMessagesBefore(ctx context.Context, cutoff time.Time) (int64, error) {
+	var end int64
+	if err := s.read.QueryRowContext(ctx, `SELECT COALESCE(
+		(SELECT rowid FROM messages WHERE created_at >= ? ORDER BY rowid LIMIT 1),
+		(SELECT MAX(rowid) + 1 FROM messages), 0)`, ms(cutoff)).Scan(&end); err != nil {
+		return 0, fmt.Errorf("store: delete old messages: %w", err)
+	}
+	return s.sweepBatches(ctx, "delete old messages", `DELETE FROM messages
+		WHERE rowid IN (SELECT rowid FROM messages WHERE rowid < ? ORDER BY rowid LIMIT ?)`, end)
+}
+
+// DeleteEventsBefore drops stream history older than cutoff, in id order
+// (ids grow with time, so no index on created_at is needed).
+func (s *Store) DeleteEventsBefore(ctx context.Context, cutoff time.Time) (int64, error) {
+	var end int64
+	if err := s.read.QueryRowContext(ctx, `SELECT COALESCE(
+		(SELECT id FROM events WHERE created_at >= ? ORDER BY id LIMIT 1),
+		(SELECT MAX(id) + 1 FROM events), 0)`, ms(cutoff)).Scan(&end); err != nil {
+		return 0, fmt.Errorf("store: delete old events: %w", err)
+	}
+	return s.sweepBatches(ctx, "delete old events", `DELETE FROM events
+		WHERE id IN (SELECT id FROM events WHERE id < ? ORDER BY id LIMIT ?)`, end)
+}
+
+// DeleteExpiredSessions removes sessions whose refresh token has expired.
+func (s *Store) DeleteExpiredSessions(ctx context.Context) (int64, error) {
+	return s.sweepBatches(ctx, "sweep sessions", `DELETE FROM sessions
+		WHERE rowid IN (SELECT rowid FROM sessions WHERE refresh_expires_at <= ? LIMIT ?)`, ms(s.now()))
+}
+
+// sweepBatches runs q, a statement that changes at most as many rows as its
+// last argument (a LIMIT the sweep appends), until a batch changes fewer:
+// then nothing is left. It returns how many rows changed in all.
+func (s *Store) sweepBatches(ctx context.Context, op, q string, args ...any) (int64, error) {
+	var total int64
+	size := int64(sweepFirst)
+	rest := time.NewTimer(0)
+	defer rest.Stop()
+	for {
+		var n int64
+		var took time.Duration
+		err := s.update(ctx, func(tx *writeTx) error {
+			start := time.Now()
+			res, err := tx.Exec(q, append(args, size)...)
+			took = time.Since(start)
+			if err != nil {
+				return err
+			}
+			n, err = res.RowsAffected()
+			return err
+		})
+		total += n
+		if err != nil {
+			return total, fmt.Errorf("store: %s: %w", op, err)
+		}
+		if n < size {
+			return total, nil
+		}
+		switch {
+		case took < sweepTarget/2 && size < sweepMaxBatch:
+			size *= 2
+		case took > sweepTarget*2 && size > sweepMinBatch:
+			size /= 2
+		}
+		rest.Reset(took)
+		select {
+		case <-ctx.Done():
+			return total, fmt.Errorf("store: %s: %w", op, ctx.Err())
+		case <-rest.C:
+		}
+	}
+}
+
+func (s *Store) sweep(ctx context.Context, op, q string, args ...any) (int64, error) {
+	var n int64
+	err := s.update(ctx, func(tx *writeTx) error {
+		res, err := tx.Exec(q, args...)
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("store: %s: %w", op, err)
+	}
+	return n, nil
+}
