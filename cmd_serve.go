@@ -20,6 +20,7 @@ import (
 
 	"github.com/heraldhq/herald/config"
 	"github.com/heraldhq/herald/delivery"
+	"github.com/heraldhq/herald/netguard"
 	"github.com/heraldhq/herald/push"
 	"github.com/heraldhq/herald/server"
 	"github.com/heraldhq/herald/store"
@@ -56,7 +57,7 @@ func (a *app) serve(ctx context.Context) error {
 	}
 	defer st.Close()
 
-	blocked, err := delivery.ParsePrefixes(cfg.Delivery.BlockedNetworks)
+	blocked, err := netguard.ParsePrefixes(cfg.Delivery.BlockedNetworks)
 	if err != nil {
 		return err
 	}
@@ -70,7 +71,7 @@ func (a *app) serve(ctx context.Context) error {
 	queue := delivery.New(st, delivery.Config{
 		Workers: cfg.Delivery.Workers, Timeout: cfg.Delivery.Timeout.Duration,
 		BackoffBase: cfg.Delivery.BackoffBase.Duration, BackoffMax: cfg.Delivery.BackoffMax.Duration,
-		MaxAttempts: cfg.Delivery.MaxAttempts, BlockedNetworks: blocked, UserAgent: "Herald-Webhooks/" + version,
+		MaxAttempts: cfg.Delivery.MaxAttempts, Guard: netguard.Policy{Blocked: blocked}, UserAgent: "Herald-Webhooks/" + version,
 	}, delivery.Options{Logger: log, Registry: reg})
 	dispatcher, err := a.pushDispatcher(ctx, cfg, st, log)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/heraldhq/herald/netguard"
 	"github.com/heraldhq/herald/signature"
 	"github.com/heraldhq/herald/store"
 )
@@ -73,7 +74,7 @@ func (q *Queue) send(ctx context.Context, job *store.Delivery) store.AttemptResu
 	h.Set(signature.Header, signature.Sign(secret, q.now(), job.Body))
 	resp, err := q.client.Do(req)
 	if err != nil {
-		var blocked *BlockedError
+		var blocked *netguard.BlockedError
 		if errors.As(err, &blocked) {
 			return fail(blocked)
 		}

@@ -36,6 +36,7 @@ import (
 	"github.com/heraldhq/herald/auth"
 	"github.com/heraldhq/herald/config"
 	"github.com/heraldhq/herald/delivery"
+	"github.com/heraldhq/herald/netguard"
 	"github.com/heraldhq/herald/signature"
 	"github.com/heraldhq/herald/store"
 )
@@ -722,12 +723,12 @@ func TestCallbackBlockedNetwork(t *testing.T) {
 	f := cbSetup(e, "cb-blocked@example.com")
 	rc := cbNewReceiver(t, cbStatus(200))
 	// ::1 too, so that "localhost" is refused whichever address it tries first.
-	blocked, err := delivery.ParsePrefixes([]string{"127.0.0.0/8", "::1/128"})
+	blocked, err := netguard.ParsePrefixes([]string{"127.0.0.0/8", "::1/128"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg := cbQueueConfig()
-	cfg.BlockedNetworks, cfg.MaxAttempts = blocked, 2
+	cfg.Guard, cfg.MaxAttempts = netguard.Policy{Blocked: blocked}, 2
 	cbStartQueue(t, e.st, cfg, delivery.Options{})
 
 	for _, url := range []string{rc.URL, strings.Replace(rc.URL, "127.0.0.1", "localhost", 1)} {
