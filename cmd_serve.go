@@ -61,6 +61,7 @@ func (a *app) serve(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	guard := netguard.Policy{Blocked: blocked}
 	reg := prometheus.NewRegistry()
 	subs, err := server.NewSubscriptions(cfg.Subscriptions, &http.Client{Timeout: 15 * time.Second}, nil)
 	if err != nil {
@@ -71,9 +72,9 @@ func (a *app) serve(ctx context.Context) error {
 	queue := delivery.New(st, delivery.Config{
 		Workers: cfg.Delivery.Workers, Timeout: cfg.Delivery.Timeout.Duration,
 		BackoffBase: cfg.Delivery.BackoffBase.Duration, BackoffMax: cfg.Delivery.BackoffMax.Duration,
-		MaxAttempts: cfg.Delivery.MaxAttempts, Guard: netguard.Policy{Blocked: blocked}, UserAgent: "Herald-Webhooks/" + version,
+		MaxAttempts: cfg.Delivery.MaxAttempts, Guard: guard, UserAgent: "Herald-Webhooks/" + version,
 	}, delivery.Options{Logger: log, Registry: reg})
-	dispatcher, err := a.pushDispatcher(ctx, cfg, st, log)
+	dispatcher, err := a.pushDispatcher(ctx, cfg, st, guard, log)
 	if err != nil {
 		return err
 	}
@@ -136,8 +137,10 @@ func (a *app) serve(ctx context.Context) error {
 }
 
 // pushDispatcher sets up each configured push provider. One that is not
-// configured is skipped with one log line: its devices get no pushes.
-func (a *app) pushDispatcher(ctx context.Context, cfg config.Config, st *store.Store, log *slog.Logger) (*push.Dispatcher, error) {
+// configured is skipped with one log line: its devices get no pushes. APNs
+// and FCM go to hosts the operator configured; a Web Push endpoint is any
+// URL a user registered, so it goes through guard like a callback.
+func (a *app) pushDispatcher(ctx context.Context, cfg config.Config, st *store.Store, guard netguard.Policy, log *slog.Logger) (*push.Dispatcher, error) {
 	client := &http.Client{Timeout: 30 * time.Second}
 	var apns *push.APNs
 	if c := cfg.Push.APNs; c.KeyFile != "" {
@@ -171,7 +174,7 @@ func (a *app) pushDispatcher(ctx context.Context, cfg config.Config, st *store.S
 		}
 		log.Info("push: [push.webpush] subject not set; set it to a mailto: address push services can reach", "using", subject)
 	}
-	return push.NewDispatcher(apns, fcm, push.NewWebPush(subject, pub, priv, client)), nil
+	return push.NewDispatcher(apns, fcm, push.NewWebPush(subject, pub, priv, guard.Client(30*time.Second))), nil
 }
 
 // tuneGC trades a little memory for CPU on the send path: Herald's live heap

@@ -6,6 +6,7 @@
 package netguard
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -27,6 +28,12 @@ type BlockedError struct {
 
 func (e *BlockedError) Error() string {
 	return fmt.Sprintf("address %s is in blocked network %s (delivery.blocked_networks)", e.Addr, e.Network)
+}
+
+// IsBlocked reports whether err is, or wraps, a dial refused by a Policy.
+func IsBlocked(err error) bool {
+	var be *BlockedError
+	return errors.As(err, &be)
 }
 
 // Check returns a *BlockedError if ip may not be reached.
