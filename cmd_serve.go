@@ -61,7 +61,10 @@ func (a *app) serve(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	guard := netguard.Policy{Blocked: blocked}
+	guard := netguard.Policy{Blocked: blocked, AllowLoopback: cfg.Delivery.AllowLoopback, BlockPrivate: cfg.Delivery.BlockPrivate}
+	if guard.AllowLoopback {
+		log.Warn("delivery.allow_loopback is on: callbacks and Web Push endpoints may reach services on this host")
+	}
 	reg := prometheus.NewRegistry()
 	subs, err := server.NewSubscriptions(cfg.Subscriptions, &http.Client{Timeout: 15 * time.Second}, nil)
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/heraldhq/herald/netguard"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -159,7 +160,8 @@ func qtWaitFor(t *testing.T, within time.Duration, what string, cond func() bool
 func qtRun(t *testing.T, st *store.Store) (stop func()) {
 	t.Helper()
 	q := New(st, Config{Workers: 4, Timeout: 2 * time.Second, BackoffBase: 20 * time.Millisecond,
-		BackoffMax: 80 * time.Millisecond, MaxAttempts: 8, UserAgent: "Herald-Webhooks/test"},
+		BackoffMax: 80 * time.Millisecond, MaxAttempts: 8, UserAgent: "Herald-Webhooks/test",
+		Guard: netguard.Policy{AllowLoopback: true}},
 		Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
