@@ -253,3 +253,16 @@ func TestQueueReleasesDeadLeases(t *testing.T) {
 	qtRun(t, e.st)
 	qtWaitFor(t, 5*time.Second, "leased jobs delivered after a restart", func() bool { return rc.distinct() == len(ids) })
 }
+
+func TestLogURL(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"https://hooks.example.com/h/1?token=s3cret", "https://hooks.example.com/h/1"},
+		{"http://user:pass@10.0.0.5:8080/cb#frag", "http://10.0.0.5:8080/cb"},
+		{"http://[::1]:9/", "http://[::1]:9/"},
+		{"http://%zz", "(invalid URL)"},
+	} {
+		if got := logURL(tt.in); got != tt.want {
+			t.Errorf("logURL(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
