@@ -20,6 +20,7 @@ import (
 
 	"github.com/heraldhq/herald/config"
 	"github.com/heraldhq/herald/delivery"
+	"github.com/heraldhq/herald/netguard"
 	"github.com/heraldhq/herald/push"
 	"github.com/heraldhq/herald/server"
 	"github.com/heraldhq/herald/store"
@@ -56,9 +57,13 @@ func (a *app) serve(ctx context.Context) error {
 	}
 	defer st.Close()
 
-	blocked, err := delivery.ParsePrefixes(cfg.Delivery.BlockedNetworks)
+	blocked, err := netguard.ParsePrefixes(cfg.Delivery.BlockedNetworks)
 	if err != nil {
 		return err
+	}
+	guard := netguard.Policy{Blocked: blocked, AllowLoopback: cfg.Delivery.AllowLoopback, BlockPrivate: cfg.Delivery.BlockPrivate}
+	if guard.AllowLoopback {
+		log.Warn("delivery.allow_loopback is on: callbacks and Web Push endpoints may reach services on this host")
 	}
 	reg := prometheus.NewRegistry()
 	subs, err := server.NewSubscriptions(cfg.Subscriptions, &http.Client{Timeout: 15 * time.Second}, nil)
@@ -70,9 +75,9 @@ func (a *app) serve(ctx context.Context) error {
 	queue := delivery.New(st, delivery.Config{
 		Workers: cfg.Delivery.Workers, Timeout: cfg.Delivery.Timeout.Duration,
 		BackoffBase: cfg.Delivery.BackoffBase.Duration, BackoffMax: cfg.Delivery.BackoffMax.Duration,
-		MaxAttempts: cfg.Delivery.MaxAttempts, BlockedNetworks: blocked, UserAgent: "Herald-Webhooks/" + version,
+		MaxAttempts: cfg.Delivery.MaxAttempts, Guard: guard, UserAgent: "Herald-Webhooks/" + version,
 	}, delivery.Options{Logger: log, Registry: reg})
-	dispatcher, err := a.pushDispatcher(ctx, cfg, st, log)
+	dispatcher, err := a.pushDispatcher(ctx, cfg, st, guard, log)
 	if err != nil {
 		return err
 	}
@@ -135,8 +140,10 @@ func (a *app) serve(ctx context.Context) error {
 }
 
 // pushDispatcher sets up each configured push provider. One that is not
-// configured is skipped with one log line: its devices get no pushes.
-func (a *app) pushDispatcher(ctx context.Context, cfg config.Config, st *store.Store, log *slog.Logger) (*push.Dispatcher, error) {
+// configured is skipped with one log line: its devices get no pushes. APNs
+// and FCM go to hosts the operator configured; a Web Push endpoint is any
+// URL a user registered, so it goes through guard like a callback.
+func (a *app) pushDispatcher(ctx context.Context, cfg config.Config, st *store.Store, guard netguard.Policy, log *slog.Logger) (*push.Dispatcher, error) {
 	client := &http.Client{Timeout: 30 * time.Second}
 	var apns *push.APNs
 	if c := cfg.Push.APNs; c.KeyFile != "" {
@@ -170,7 +177,7 @@ func (a *app) pushDispatcher(ctx context.Context, cfg config.Config, st *store.S
 		}
 		log.Info("push: [push.webpush] subject not set; set it to a mailto: address push services can reach", "using", subject)
 	}
-	return push.NewDispatcher(apns, fcm, push.NewWebPush(subject, pub, priv, client)), nil
+	return push.NewDispatcher(apns, fcm, push.NewWebPush(subject, pub, priv, guard.Client(30*time.Second))), nil
 }
 
 // tuneGC trades a little memory for CPU on the send path: Herald's live heap

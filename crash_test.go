@@ -29,6 +29,7 @@ func crashEnv(extra ...string) []string {
 		"HERALD_DELIVERY_BACKOFF_BASE=100ms",
 		"HERALD_DELIVERY_BACKOFF_MAX=400ms",
 		"HERALD_DELIVERY_MAX_ATTEMPTS=1000",
+		"HERALD_DELIVERY_ALLOW_LOOPBACK=true", // the receivers listen on 127.0.0.1
 	}, extra...)
 }
 

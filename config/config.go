@@ -115,14 +115,19 @@ type Polling struct {
 	ResponseTTL Duration `toml:"response_ttl"` // lifetime of a stored response that nobody reads
 }
 
-// Delivery configures the durable callback queue.
+// Delivery configures the durable callback queue, and where callbacks and
+// Web Push may connect. Loopback, unspecified, link-local and cloud metadata
+// addresses are refused whatever BlockedNetworks says (netguard.Policy has
+// the whole rule); AllowLoopback and BlockPrivate are the two switches.
 type Delivery struct {
 	Workers         int      `toml:"workers"`
 	Timeout         Duration `toml:"timeout"`      // per attempt
 	BackoffBase     Duration `toml:"backoff_base"` // wait before the second attempt; doubles each time
 	BackoffMax      Duration `toml:"backoff_max"`  // cap of the wait
 	MaxAttempts     int      `toml:"max_attempts"`
-	BlockedNetworks []string `toml:"blocked_networks"` // CIDRs callbacks may not reach, checked at dial time
+	BlockedNetworks []string `toml:"blocked_networks"` // more CIDRs to refuse, on top of the built-in ones
+	AllowLoopback   bool     `toml:"allow_loopback"`   // let callbacks reach 127.0.0.0/8 and ::1 (receivers on this host)
+	BlockPrivate    bool     `toml:"block_private"`    // refuse private ranges too (instances shared with strangers)
 }
 
 // Push configures the push providers; an empty provider is not configured.
@@ -209,7 +214,7 @@ func Default() Config {
 			BackoffBase:     Duration{time.Minute},
 			BackoffMax:      Duration{time.Hour},
 			MaxAttempts:     8,
-			BlockedNetworks: []string{"169.254.0.0/16", "fe80::/10", "0.0.0.0/8"},
+			BlockedNetworks: []string{}, // empty, not nil, as the example file's "= []" decodes
 		},
 		Subscriptions: Subscriptions{
 			// Empty rather than nil, so an example file that writes "= []" equals the default.

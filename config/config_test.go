@@ -69,7 +69,9 @@ func TestDefaults(t *testing.T) {
 		{"timeout", cfg.Delivery.Timeout.Duration, 10 * time.Second},
 		{"backoff", [2]time.Duration{cfg.Delivery.BackoffBase.Duration, cfg.Delivery.BackoffMax.Duration}, [2]time.Duration{time.Minute, time.Hour}},
 		{"max_attempts", cfg.Delivery.MaxAttempts, 8},
-		{"blocked_networks", cfg.Delivery.BlockedNetworks, []string{"169.254.0.0/16", "fe80::/10", "0.0.0.0/8"}},
+		{"blocked_networks", cfg.Delivery.BlockedNetworks, []string{}},
+		{"allow_loopback", cfg.Delivery.AllowLoopback, false},
+		{"block_private", cfg.Delivery.BlockPrivate, false},
 		{"retention", cfg.Retention.Messages.Duration, 720 * time.Hour},
 	}
 	for _, c := range checks {
@@ -124,6 +126,8 @@ backoff_base = "2s"
 backoff_max = "20s"
 max_attempts = 3
 blocked_networks = ["10.0.0.0/8"]
+allow_loopback = true
+block_private = true
 [push.apns]
 key_file = "/k.p8"
 key_id = "ABC"
@@ -164,9 +168,10 @@ messages = "24h"
 			{Name: "home_lab-1", Issuer: "https://auth.home.example.com/", ClientID: "herald", Scopes: []string{"openid", "groups"},
 				AllowSignup: new(bool), LinkByEmail: true, AdminClaim: "groups", AdminValues: []string{"admins"}},
 		}},
-		Plans:    Plans{Free: Plan{1, 2}, Pro: Plan{3, 4}},
-		Polling:  Polling{ResponseTTL: Duration{time.Minute}},
-		Delivery: Delivery{Workers: 2, Timeout: Duration{5 * time.Second}, BackoffBase: Duration{2 * time.Second}, BackoffMax: Duration{20 * time.Second}, MaxAttempts: 3, BlockedNetworks: []string{"10.0.0.0/8"}},
+		Plans:   Plans{Free: Plan{1, 2}, Pro: Plan{3, 4}},
+		Polling: Polling{ResponseTTL: Duration{time.Minute}},
+		Delivery: Delivery{Workers: 2, Timeout: Duration{5 * time.Second}, BackoffBase: Duration{2 * time.Second}, BackoffMax: Duration{20 * time.Second}, MaxAttempts: 3,
+			BlockedNetworks: []string{"10.0.0.0/8"}, AllowLoopback: true, BlockPrivate: true},
 		Push: Push{
 			APNs:    APNs{KeyFile: "/k.p8", KeyID: "ABC", TeamID: "TEAM", Topic: "com.example.app", Production: true, Host: "https://127.0.0.1:4443"},
 			FCM:     FCM{CredentialsFile: "/sa.json", ProjectID: "proj", Endpoint: "http://127.0.0.1:1"},

@@ -25,6 +25,8 @@ func TestEnvOverrides(t *testing.T) {
 		"HERALD_PUSH_APNS_TEAM_ID":                    "T",
 		"HERALD_PUSH_APNS_TOPIC":                      "com.example",
 		"HERALD_DELIVERY_BLOCKED_NETWORKS":            " 10.0.0.0/8, fe80::/10 ,",
+		"HERALD_DELIVERY_ALLOW_LOOPBACK":              "true",
+		"HERALD_DELIVERY_BLOCK_PRIVATE":               "1",
 		"HERALD_SUBSCRIPTIONS_GOOGLE_PUBSUB_AUDIENCE": "aud",
 	}))
 	if err != nil {
@@ -46,6 +48,8 @@ func TestEnvOverrides(t *testing.T) {
 		{"workers", cfg.Delivery.Workers, 4},
 		{"key_file", cfg.Push.APNs.KeyFile, "/k.p8"},
 		{"blocked", cfg.Delivery.BlockedNetworks, []string{"10.0.0.0/8", "fe80::/10"}},
+		{"allow_loopback", cfg.Delivery.AllowLoopback, true},
+		{"block_private", cfg.Delivery.BlockPrivate, true},
 		{"pubsub", cfg.Subscriptions.Google.PubsubAudience, "aud"},
 		{"untouched", cfg.Delivery.MaxAttempts, 8},
 	}
@@ -67,6 +71,7 @@ func TestEnvBadValues(t *testing.T) {
 	}{
 		{"int", map[string]string{"HERALD_DELIVERY_WORKERS": "many"}, []string{"HERALD_DELIVERY_WORKERS", "integer"}},
 		{"bool", map[string]string{"HERALD_METRICS": "maybe"}, []string{"HERALD_METRICS", "boolean"}},
+		{"allow_loopback", map[string]string{"HERALD_DELIVERY_ALLOW_LOOPBACK": "yes"}, []string{"HERALD_DELIVERY_ALLOW_LOOPBACK", "boolean"}},
 		{"duration", map[string]string{"HERALD_AUTH_REFRESH_TTL": "30d"}, []string{"HERALD_AUTH_REFRESH_TTL", "duration"}},
 		{"invalid value", map[string]string{"HERALD_DELIVERY_MAX_ATTEMPTS": "0"}, []string{"delivery.max_attempts (from HERALD_DELIVERY_MAX_ATTEMPTS)"}},
 		{"cidr", map[string]string{"HERALD_DELIVERY_BLOCKED_NETWORKS": "10.0.0.1"}, []string{"HERALD_DELIVERY_BLOCKED_NETWORKS"}},

@@ -6,16 +6,32 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/url"
 	"time"
 
+	"github.com/heraldhq/herald/netguard"
 	"github.com/heraldhq/herald/signature"
 	"github.com/heraldhq/herald/store"
 )
 
+// What the delivery log shows for an attempt that got no answer. The log is
+// read by whoever chose the callback URL, so it must not tell a refused
+// port from a TLS failure or a name that does not resolve: that would make
+// the queue a port scanner of the networks Herald can reach. The cause goes
+// to the server log instead.
+const (
+	errBlocked     = "blocked network"
+	errTimedOut    = "timed out"
+	errConnection  = "connection failed"
+	errInvalidURL  = "invalid callback URL"
+	errUnavailable = "internal error"
+)
+
 // attempt makes one delivery attempt of job and records it.
 func (q *Queue) attempt(ctx context.Context, job *store.Delivery) {
-	res := q.send(ctx, job)
+	res, cause := q.send(ctx, job)
 	if ctx.Err() != nil && !res.Success {
 		// Shutting down: do not count an attempt the shutdown cut short. The
 		// job stays claimed until the next start releases it.
@@ -40,30 +56,31 @@ func (q *Queue) attempt(ctx context.Context, job *store.Delivery) {
 		q.log.Debug("delivery: delivered", "delivery", job.ID, "message", job.MessageID, "attempt", n, "status", res.StatusCode)
 	case store.DeliveryFailed:
 		q.log.Warn("delivery: dead-lettered after last attempt", "delivery", job.ID, "message", job.MessageID,
-			"attempts", n, "status", res.StatusCode, "err", res.Error)
+			"url", logURL(job.URL), "attempts", n, "status", res.StatusCode, "err", res.Error, "cause", cause)
 	case store.DeliveryPending:
 		q.log.Info("delivery: attempt failed, will retry", "delivery", job.ID, "message", job.MessageID,
-			"attempt", n, "status", res.StatusCode, "err", res.Error, "retry_at", retryAt)
+			"url", logURL(job.URL), "attempt", n, "status", res.StatusCode, "err", res.Error, "cause", cause, "retry_at", retryAt)
 	}
 }
 
 // send POSTs the job's body, signed with the channel's secret as it is now:
-// after a rotation the next attempt carries the new signature.
-func (q *Queue) send(ctx context.Context, job *store.Delivery) store.AttemptResult {
+// after a rotation the next attempt carries the new signature. It returns
+// the result as recorded and, for the server log only, what went wrong.
+func (q *Queue) send(ctx context.Context, job *store.Delivery) (store.AttemptResult, error) {
 	start := q.now()
 	res := store.AttemptResult{At: start}
-	fail := func(err error) store.AttemptResult {
-		res.Error = err.Error()
+	fail := func(shown string, cause error) (store.AttemptResult, error) {
+		res.Error = shown
 		res.Duration = q.now().Sub(start)
-		return res
+		return res, cause
 	}
 	secret, err := q.st.ChannelSecret(ctx, job.ChannelID)
 	if err != nil {
-		return fail(fmt.Errorf("read channel secret: %w", err))
+		return fail(errUnavailable, fmt.Errorf("read channel secret: %w", err))
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, job.URL, bytes.NewReader(job.Body))
 	if err != nil {
-		return fail(fmt.Errorf("build request: %w", err))
+		return fail(errInvalidURL, errors.New("build request: the URL does not parse"))
 	}
 	h := req.Header
 	h.Set("Content-Type", "application/json")
@@ -73,11 +90,12 @@ func (q *Queue) send(ctx context.Context, job *store.Delivery) store.AttemptResu
 	h.Set(signature.Header, signature.Sign(secret, q.now(), job.Body))
 	resp, err := q.client.Do(req)
 	if err != nil {
-		var blocked *BlockedError
-		if errors.As(err, &blocked) {
-			return fail(blocked)
+		// *url.Error repeats the whole URL, query string and all.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
 		}
-		return fail(err)
+		return fail(describe(err), err)
 	}
 	// Read a little of the body so the connection can be reused; the
 	// receiver's answer itself is not kept.
@@ -89,9 +107,38 @@ func (q *Queue) send(ctx context.Context, job *store.Delivery) store.AttemptResu
 	case resp.StatusCode >= 200 && resp.StatusCode < 300:
 		res.Success = true
 	case resp.StatusCode >= 300 && resp.StatusCode < 400:
-		res.Error = fmt.Sprintf("redirect %d to %q not followed", resp.StatusCode, resp.Header.Get("Location"))
+		// Where it points is the receiver's business, and could name an
+		// internal host: the server log has it, without its query.
+		res.Error = fmt.Sprintf("receiver answered %d; redirects are not followed", resp.StatusCode)
+		where := "(no Location)"
+		if loc, err := resp.Location(); err == nil {
+			where = logURL(loc.String())
+		}
+		return res, fmt.Errorf("redirect to %s not followed", where)
 	default:
 		res.Error = fmt.Sprintf("receiver answered %d", resp.StatusCode)
 	}
-	return res
+	return res, nil
+}
+
+// describe is what the delivery log shows for a request that got no answer.
+func describe(err error) string {
+	var ne net.Error
+	switch {
+	case netguard.IsBlocked(err):
+		return errBlocked
+	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
+		return errTimedOut
+	}
+	return errConnection
+}
+
+// logURL is a callback URL as the server log may show it: scheme, host and
+// path. Query strings and user info often carry the receiver's secrets.
+func logURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(invalid URL)"
+	}
+	return (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path}).String()
 }

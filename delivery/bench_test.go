@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/heraldhq/herald/netguard"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -49,7 +50,8 @@ func benchSetup(b *testing.B, workers int, start bool) (st *store.Store, channel
 		got <- body.MessageID
 	}))
 	q := New(st, Config{Workers: workers, Timeout: 5 * time.Second, BackoffBase: 20 * time.Millisecond,
-		BackoffMax: 80 * time.Millisecond, MaxAttempts: 8, UserAgent: "Herald-Webhooks/bench"},
+		BackoffMax: 80 * time.Millisecond, MaxAttempts: 8, UserAgent: "Herald-Webhooks/bench",
+		Guard: netguard.Policy{AllowLoopback: true}},
 		Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	done := make(chan struct{})
 	started := false

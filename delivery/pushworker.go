@@ -8,6 +8,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/heraldhq/herald/netguard"
 	"github.com/heraldhq/herald/push"
 	"github.com/heraldhq/herald/store"
 )
@@ -103,9 +104,14 @@ func (p *Pusher) process(ctx context.Context, job store.PushJob) {
 		case push.IsPermanent(err):
 			p.outcomes.WithLabelValues(dev.Platform, "deactivated").Inc()
 			p.log.Info("push: device token rejected; device deactivated", "device", dev.ID, "err", err)
-			if err := p.st.DeactivateDevice(context.WithoutCancel(ctx), dev.ID); err != nil && !errors.Is(err, store.ErrNotFound) {
-				p.log.Error("push: deactivate device", "device", dev.ID, "err", err)
-			}
+			p.deactivate(ctx, dev.ID)
+		case netguard.IsBlocked(err):
+			// A Web Push endpoint in a blocked network will never be
+			// reached: the device is as dead as one whose token was
+			// rejected, and a retry would only knock on the same door.
+			p.outcomes.WithLabelValues(dev.Platform, "deactivated").Inc()
+			p.log.Warn("push: endpoint in a blocked network; device deactivated", "device", dev.ID, "user", dev.UserID, "err", err)
+			p.deactivate(ctx, dev.ID)
 		case ctx.Err() != nil:
 			// Shutting down: this device was not reached. Leave it for the
 			// next start, without counting an attempt, rather than drop it.
@@ -122,6 +128,12 @@ func (p *Pusher) process(ctx context.Context, job store.PushJob) {
 		}
 	}
 	p.finish(ctx, job, retries)
+}
+
+func (p *Pusher) deactivate(ctx context.Context, deviceID string) {
+	if err := p.st.DeactivateDevice(context.WithoutCancel(ctx), deviceID); err != nil && !errors.Is(err, store.ErrNotFound) {
+		p.log.Error("push: deactivate device", "device", deviceID, "err", err)
+	}
 }
 
 func (p *Pusher) finish(ctx context.Context, job store.PushJob, retries []store.PushRetry) {

@@ -9,23 +9,23 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
-	"net/netip"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/heraldhq/herald/netguard"
 	"github.com/heraldhq/herald/store"
 )
 
 // Config tunes the queue.
 type Config struct {
-	Workers         int
-	Timeout         time.Duration // per attempt
-	BackoffBase     time.Duration
-	BackoffMax      time.Duration
-	MaxAttempts     int
-	BlockedNetworks []netip.Prefix
-	UserAgent       string
+	Workers     int
+	Timeout     time.Duration // per attempt
+	BackoffBase time.Duration
+	BackoffMax  time.Duration
+	MaxAttempts int
+	Guard       netguard.Policy // where callbacks may not connect
+	UserAgent   string
 }
 
 // Queue delivers callbacks.
@@ -59,15 +59,11 @@ func New(st *store.Store, cfg Config, opts Options) *Queue {
 	if cfg.Workers < 1 {
 		cfg.Workers = 1
 	}
-	if opts.Transport == nil {
-		opts.Transport = NewTransport(cfg.BlockedNetworks, cfg.Timeout)
-	}
 	q := &Queue{st: st, cfg: cfg, log: opts.Logger, now: opts.Now}
-	q.client = &http.Client{
-		Transport: opts.Transport,
-		Timeout:   cfg.Timeout,
-		// A redirect is an answer, not a hop: 3xx counts as a failed attempt.
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	// A redirect is an answer, not a hop: 3xx counts as a failed attempt.
+	q.client = cfg.Guard.Client(cfg.Timeout)
+	if opts.Transport != nil {
+		q.client.Transport = opts.Transport
 	}
 	q.metrics = newMetrics(opts.Registry, st)
 	return q

@@ -3,9 +3,11 @@ package push
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -27,10 +29,13 @@ type WebPush struct {
 func GenerateVAPIDKeys() (private, public string, err error) { return webpush.GenerateVAPIDKeys() }
 
 // NewWebPush prepares Web Push with a VAPID subject (mailto: or https:) and
-// key pair. client must have a timeout.
+// key pair. client must have a timeout. A subscription's endpoint is chosen
+// by whoever registers the device, so the server hands in a client that
+// refuses networks users may not reach and follows no redirects.
 func NewWebPush(subject, publicKey, privateKey string, client *http.Client) *WebPush {
 	if client == nil {
-		client = &http.Client{Timeout: 15 * time.Second}
+		client = &http.Client{Timeout: 15 * time.Second,
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	}
 	// webpush-go adds "mailto:" to any subscriber not starting with "https:",
 	// so hand it the address without the scheme (ENVIRONMENT.md).
@@ -74,6 +79,12 @@ func (w *WebPush) Send(ctx context.Context, token string, n Notification) error 
 		TTL: 24 * 3600, Urgency: urgency(n.Priority),
 	})
 	if err != nil {
+		// The endpoint's path is the subscription's capability: keep it,
+		// and any query, out of the error, which ends up in the log.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			return fmt.Errorf("push: webpush: %s %s: %w", ue.Op, origin(sub.Endpoint), ue.Err)
+		}
 		return fmt.Errorf("push: webpush: %w", err)
 	}
 	defer res.Body.Close()
@@ -82,8 +93,20 @@ func (w *WebPush) Send(ctx context.Context, token string, n Notification) error 
 		return nil
 	}
 	e := classifyHTTP("webpush", res.StatusCode, http.StatusText(res.StatusCode))
+	if res.StatusCode >= 300 && res.StatusCode < 400 {
+		e.Reason += "; redirects are not followed"
+	}
 	if res.StatusCode == http.StatusNotFound || res.StatusCode == http.StatusGone {
 		e.Permanent = true
 	}
 	return e
+}
+
+// origin is the scheme and host of an endpoint, all a log line needs.
+func origin(endpoint string) string {
+	u, err := url.Parse(endpoint)
+	if err != nil || u.Host == "" {
+		return "(invalid endpoint)"
+	}
+	return u.Scheme + "://" + u.Host
 }

@@ -17,11 +17,13 @@ import (
 	"fmt"
 	"io"
 	"math/big"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -299,6 +301,57 @@ func TestWebPushErrors(t *testing.T) {
 				t.Errorf("IsRetryable(%v) = %v, want %v", err, got, tt.wantRetryable)
 			}
 		})
+	}
+}
+
+// TestWebPushConnectionErrorHidesEndpoint: the endpoint's path is the
+// subscription's capability, so a failed connection's error (which is
+// logged) names the host only, and stays retryable with its cause.
+func TestWebPushConnectionErrorHidesEndpoint(t *testing.T) {
+	f, wp := newFakePushService(t)
+	endpoint := f.srv.URL + "/push/capability-d41d8cd9?auth=query-secret"
+	f.srv.Close() // nothing listens there now
+	err := wp.Send(context.Background(), f.browser.subscription(endpoint), Notification{MessageID: "msg_x", Title: "t", Priority: "normal"})
+	if err == nil {
+		t.Fatal("Send to a closed port succeeded")
+	}
+	if msg := err.Error(); strings.Contains(msg, "capability-d41d8cd9") || strings.Contains(msg, "query-secret") {
+		t.Errorf("error %q shows the endpoint's path or query", msg)
+	}
+	if msg := err.Error(); !strings.Contains(msg, f.srv.URL) {
+		t.Errorf("error %q does not name the push service %s", msg, f.srv.URL)
+	}
+	var op *net.OpError
+	if !errors.As(err, &op) || !IsRetryable(err) {
+		t.Errorf("error %v: want a retryable one wrapping the *net.OpError", err)
+	}
+}
+
+// TestWebPushRedirectNotFollowed: even the provider's default client
+// answers a 3xx as a failure rather than following it.
+func TestWebPushRedirectNotFollowed(t *testing.T) {
+	f, _ := newFakePushService(t)
+	priv, pub, err := GenerateVAPIDKeys()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hits atomic.Int32
+	redirector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		http.Redirect(w, r, f.srv.URL+"/push/1", http.StatusTemporaryRedirect)
+	}))
+	t.Cleanup(redirector.Close)
+	wp := NewWebPush("mailto:ops@example.com", pub, priv, nil)
+	err = wp.Send(context.Background(), f.browser.subscription(redirector.URL+"/push/1"), Notification{MessageID: "msg_x", Title: "t", Priority: "normal"})
+	var pe *Error
+	if !errors.As(err, &pe) || pe.Status != http.StatusTemporaryRedirect || pe.Permanent || pe.Retryable {
+		t.Errorf("Send to a redirecting endpoint: %v, want a failure with status 307, neither permanent nor retryable", err)
+	}
+	f.mu.Lock()
+	followed := len(f.reqs)
+	f.mu.Unlock()
+	if followed != 0 || hits.Load() != 1 {
+		t.Errorf("the redirect target got %d requests and the endpoint %d, want 0 and 1", followed, hits.Load())
 	}
 }
 

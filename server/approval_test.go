@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/delivery"
+	"github.com/heraldhq/herald/netguard"
 	"github.com/heraldhq/herald/signature"
 	"github.com/heraldhq/herald/store"
 )
@@ -98,7 +99,8 @@ func (rc *aprReceiver) settle(t *testing.T, n int, d time.Duration) []aprCallbac
 func aprStartQueue(t *testing.T, env *testEnv) {
 	t.Helper()
 	q := delivery.New(env.st, delivery.Config{Workers: 2, Timeout: 2 * time.Second, BackoffBase: 20 * time.Millisecond,
-		BackoffMax: 80 * time.Millisecond, MaxAttempts: 8, UserAgent: "Herald-Webhooks/test"},
+		BackoffMax: 80 * time.Millisecond, MaxAttempts: 8, UserAgent: "Herald-Webhooks/test",
+		Guard: netguard.Policy{AllowLoopback: true}},
 		delivery.Options{Now: env.clock.Now, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/delivery"
+	"github.com/heraldhq/herald/netguard"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -259,7 +260,8 @@ func TestUIMessagesRespond(t *testing.T) {
 	t.Cleanup(rcv.Close)
 	// newEnv runs no callback queue; this test starts one, as serve does.
 	queue := delivery.New(e.st, delivery.Config{Workers: 1, Timeout: 5 * time.Second, BackoffBase: time.Second,
-		BackoffMax: time.Minute, MaxAttempts: 8, UserAgent: "Herald-Webhooks/test"},
+		BackoffMax: time.Minute, MaxAttempts: 8, UserAgent: "Herald-Webhooks/test",
+		Guard: netguard.Policy{AllowLoopback: true}},
 		delivery.Options{Logger: slog.New(slog.DiscardHandler)})
 	qctx, stopQueue := context.WithCancel(context.Background())
 	queueDone := make(chan struct{})
