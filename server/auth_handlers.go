@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"net"
 	"net/http"
@@ -125,20 +126,35 @@ func (s *Server) checkPassword(w http.ResponseWriter, r *http.Request) (*store.U
 	}
 	u, err := s.st.UserByEmail(r.Context(), req.Email)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && u.PasswordHash == "") {
-		auth.CheckNoUser(req.Password)
+		if err := auth.CheckNoUser(r.Context(), req.Password); err != nil {
+			return nil, passwordCheckError(w, err)
+		}
 		return nil, errInvalidToken("wrong email or password")
 	}
 	if err != nil {
 		return nil, err
 	}
-	ok, err := auth.CheckPassword(u.PasswordHash, req.Password)
+	ok, err := auth.CheckPassword(r.Context(), u.PasswordHash, req.Password)
 	if err != nil {
-		return nil, err
+		return nil, passwordCheckError(w, err)
 	}
 	if !ok {
 		return nil, errInvalidToken("wrong email or password")
 	}
 	return u, nil
+}
+
+// passwordCheckError answers a password check that did not run: the server
+// was checking as many as it has cores, with a full queue behind them (or the
+// client left while it waited; nobody reads that answer). 503 with
+// Retry-After, since this is the server's load, not the client's rate.
+func passwordCheckError(w http.ResponseWriter, err error) error {
+	if errors.Is(err, auth.ErrBusy) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		w.Header().Set("Retry-After", "1")
+		return newError(http.StatusServiceUnavailable, "server_busy",
+			"too many sign-ins are being checked right now; retry in a second")
+	}
+	return err
 }
 
 // newTokens makes a fresh access/refresh pair and their stored form; the

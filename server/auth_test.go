@@ -165,7 +165,7 @@ func TestSignInProviders(t *testing.T) {
 	t.Run("local passwords off", func(t *testing.T) {
 		t.Parallel()
 		env := newTestEnv(t, func(c *config.Config) { c.Auth.LocalPasswords = false })
-		hash, err := auth.HashPassword("pw")
+		hash, err := auth.HashPassword(context.Background(), "pw")
 		if err != nil {
 			t.Fatal(err)
 		}
