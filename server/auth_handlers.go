@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"errors"
-	"net"
 	"net/http"
 	"strings"
 	"time"
@@ -13,19 +12,6 @@ import (
 	"github.com/heraldhq/herald/auth"
 	"github.com/heraldhq/herald/store"
 )
-
-// loginPerMinute is how many password sign-ins one account may attempt a
-// minute (three times that per client address).
-const loginPerMinute = 10
-
-// clientIP is the request's peer address without the port.
-func clientIP(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		return r.RemoteAddr
-	}
-	return host
-}
 
 // Token lengths in base62 characters (~190 and ~285 bits).
 const (
@@ -105,8 +91,10 @@ func (s *Server) handleProviders(w http.ResponseWriter, r *http.Request, _ httpr
 	return nil
 }
 
-// checkPassword reads {email, password} and returns the user they sign in,
-// with password guessing throttled per account and per client address.
+// checkPassword reads {email, password} and returns the user they sign in.
+// Failed checks are throttled per account and address, per address, and per
+// account (see signin_throttle.go); a success, or a check that did not run,
+// costs nothing.
 func (s *Server) checkPassword(w http.ResponseWriter, r *http.Request) (*store.User, error) {
 	var req struct {
 		Email    string `json:"email"`
@@ -118,28 +106,46 @@ func (s *Server) checkPassword(w http.ResponseWriter, r *http.Request) (*store.U
 	if strings.TrimSpace(req.Email) == "" || req.Password == "" {
 		return nil, errInvalidPayload("email and password are required")
 	}
-	if err := s.rateLimit(w, "login|"+strings.ToLower(strings.TrimSpace(req.Email)), loginPerMinute); err != nil {
-		return nil, err
+	account, address := strings.ToLower(strings.TrimSpace(req.Email)), clientKey(r)
+	giveBack, refused := s.signins.reserve(account, address)
+	if refused != nil {
+		return nil, errThrottled(w, refused)
 	}
-	if err := s.rateLimit(w, "login-ip|"+clientIP(r), 3*loginPerMinute); err != nil {
-		return nil, err
-	}
-	u, err := s.st.UserByEmail(r.Context(), req.Email)
-	if errors.Is(err, store.ErrNotFound) || (err == nil && u.PasswordHash == "") {
-		if err := auth.CheckNoUser(r.Context(), req.Password); err != nil {
-			return nil, passwordCheckError(w, err)
-		}
+	u, err := s.verifyPassword(r, req.Email, req.Password)
+	if errors.Is(err, errWrongPassword) {
 		return nil, errInvalidToken("wrong email or password")
 	}
-	if err != nil {
-		return nil, err
-	}
-	ok, err := auth.CheckPassword(r.Context(), u.PasswordHash, req.Password)
+	giveBack()
 	if err != nil {
 		return nil, passwordCheckError(w, err)
 	}
+	s.signins.succeeded(account, address)
+	return u, nil
+}
+
+// errWrongPassword is verifyPassword's answer to a wrong email or password.
+var errWrongPassword = errors.New("wrong email or password")
+
+// verifyPassword checks password against the user with email. An unknown
+// email, or a user without a password, costs a password check too, so that
+// the time taken does not tell whether the account exists.
+func (s *Server) verifyPassword(r *http.Request, email, password string) (*store.User, error) {
+	u, err := s.st.UserByEmail(r.Context(), email)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && u.PasswordHash == "") {
+		if err := auth.CheckNoUser(r.Context(), password); err != nil {
+			return nil, err
+		}
+		return nil, errWrongPassword
+	}
+	if err != nil {
+		return nil, err
+	}
+	ok, err := auth.CheckPassword(r.Context(), u.PasswordHash, password)
+	if err != nil {
+		return nil, err
+	}
 	if !ok {
-		return nil, errInvalidToken("wrong email or password")
+		return nil, errWrongPassword
 	}
 	return u, nil
 }

@@ -53,6 +53,7 @@ type Server struct {
 	metrics   *metrics
 	registry  *prometheus.Registry
 	limits    *limiter
+	signins   *signinThrottle
 	keyUse    *keyUse
 	providers map[string]*auth.Provider
 	subs      *Subscriptions
@@ -81,6 +82,7 @@ func New(opts Options) *Server {
 		registry:    opts.Registry,
 		metrics:     newMetrics(opts.Registry),
 		limits:      newLimiter(opts.Now),
+		signins:     newSigninThrottle(opts.Now),
 		keyUse:      newKeyUse(),
 		subs:        opts.Subscriptions,
 		streamsDone: make(chan struct{}),
@@ -138,6 +140,7 @@ func (s *Server) Run(ctx context.Context) error {
 				s.log.Warn("flush api key use", "err", err)
 			}
 			s.limits.sweep()
+			s.signins.sweep()
 		case <-sweeps.C:
 			s.sweep(ctx)
 		}
