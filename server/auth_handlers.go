@@ -29,6 +29,7 @@ type sessionJSON struct {
 
 // handleAuthPost dispatches POST /v1/auth/:idp: refresh, logout and
 // logout-all are reserved names; anything else is a sign-in provider.
+// logout-all is session-only, like sessionOnly routes.
 func (s *Server) handleAuthPost(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
 	switch idp := p.ByName("idp"); idp {
 	case "refresh":
@@ -36,7 +37,7 @@ func (s *Server) handleAuthPost(w http.ResponseWriter, r *http.Request, p httpro
 	case "logout":
 		return s.withAuth("POST /v1/auth/logout", false, s.handleLogout)(w, r, p)
 	case "logout-all":
-		return s.withAuth("POST /v1/auth/logout-all", false, s.handleLogoutAll)(w, r, p)
+		return s.withAuth("POST /v1/auth/logout-all", true, s.handleLogoutAll)(w, r, p)
 	case "local":
 		if !s.cfg.Auth.LocalPasswords {
 			return errNotFound("local password sign-in is turned off on this server")

@@ -188,7 +188,10 @@ func (s *Server) authed(method, path string, h authedFunc) {
 	s.handle(method, path, s.withAuth(method+" "+path, false, h))
 }
 
-// sessionOnly registers an endpoint that an API key may not call (403).
+// sessionOnly registers an endpoint that an API key may not call (403):
+// managing keys, ending every session and deleting the account. A key is a
+// script's credential; it must not be able to mint keys, lock its owner out
+// or destroy the account.
 func (s *Server) sessionOnly(method, path string, h authedFunc) {
 	s.handle(method, path, s.withAuth(method+" "+path, true, h))
 }
@@ -200,7 +203,7 @@ func (s *Server) withAuth(route string, needSession bool, h authedFunc) handlerF
 			return err
 		}
 		if needSession && who.sessionID == "" {
-			return errForbidden("this endpoint needs a session token; API keys cannot manage API keys")
+			return errForbidden("%s needs a session token (sign in); an API key cannot call it", route)
 		}
 		limit := s.cfg.Plans.Limits(who.user.Plan).APIPerMinute
 		if err := s.rateLimit(w, "api|"+who.user.ID+"|"+route, limit); err != nil {
