@@ -63,10 +63,18 @@ func (s *Server) handleLocalSignIn(w http.ResponseWriter, r *http.Request) error
 // handleBrowserLocalSignIn is POST /auth/local: the admin UI's password
 // sign-in. Same body and checks as POST /v1/auth/local, but the browser
 // gets the session cookie and CSRF cookie of the OIDC browser sign-in
-// instead of tokens, and the answer is {user}.
+// instead of tokens, and the answer is {user}. Since it sets the session
+// cookie, it takes only JSON and only from this server's own pages: else
+// another site could sign the browser in to an account of its choosing.
 func (s *Server) handleBrowserLocalSignIn(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
 	if !s.cfg.Auth.LocalPasswords {
 		return errNotFound("local password sign-in is turned off")
+	}
+	if err := s.checkOrigin(r); err != nil {
+		return err
+	}
+	if err := requireJSON(r, false); err != nil {
+		return err
 	}
 	u, err := s.checkPassword(w, r)
 	if err != nil {
