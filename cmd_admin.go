@@ -59,7 +59,7 @@ func (a *app) userCmd() *cobra.Command {
 				if password == "" {
 					return fmt.Errorf("no password on standard input: %v", err)
 				}
-				if u.PasswordHash, err = auth.HashPassword(password); err != nil {
+				if u.PasswordHash, err = auth.HashPassword(ctx, password); err != nil {
 					return err
 				}
 			}

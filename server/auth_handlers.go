@@ -1,8 +1,8 @@
 package server
 
 import (
+	"context"
 	"errors"
-	"net"
 	"net/http"
 	"strings"
 	"time"
@@ -12,19 +12,6 @@ import (
 	"github.com/heraldhq/herald/auth"
 	"github.com/heraldhq/herald/store"
 )
-
-// loginPerMinute is how many password sign-ins one account may attempt a
-// minute (three times that per client address).
-const loginPerMinute = 10
-
-// clientIP is the request's peer address without the port.
-func clientIP(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		return r.RemoteAddr
-	}
-	return host
-}
 
 // Token lengths in base62 characters (~190 and ~285 bits).
 const (
@@ -42,6 +29,7 @@ type sessionJSON struct {
 
 // handleAuthPost dispatches POST /v1/auth/:idp: refresh, logout and
 // logout-all are reserved names; anything else is a sign-in provider.
+// logout-all is session-only, like sessionOnly routes.
 func (s *Server) handleAuthPost(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
 	switch idp := p.ByName("idp"); idp {
 	case "refresh":
@@ -49,7 +37,7 @@ func (s *Server) handleAuthPost(w http.ResponseWriter, r *http.Request, p httpro
 	case "logout":
 		return s.withAuth("POST /v1/auth/logout", false, s.handleLogout)(w, r, p)
 	case "logout-all":
-		return s.withAuth("POST /v1/auth/logout-all", false, s.handleLogoutAll)(w, r, p)
+		return s.withAuth("POST /v1/auth/logout-all", true, s.handleLogoutAll)(w, r, p)
 	case "local":
 		if !s.cfg.Auth.LocalPasswords {
 			return errNotFound("local password sign-in is turned off on this server")
@@ -75,10 +63,18 @@ func (s *Server) handleLocalSignIn(w http.ResponseWriter, r *http.Request) error
 // handleBrowserLocalSignIn is POST /auth/local: the admin UI's password
 // sign-in. Same body and checks as POST /v1/auth/local, but the browser
 // gets the session cookie and CSRF cookie of the OIDC browser sign-in
-// instead of tokens, and the answer is {user}.
+// instead of tokens, and the answer is {user}. Since it sets the session
+// cookie, it takes only JSON and only from this server's own pages: else
+// another site could sign the browser in to an account of its choosing.
 func (s *Server) handleBrowserLocalSignIn(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
 	if !s.cfg.Auth.LocalPasswords {
 		return errNotFound("local password sign-in is turned off")
+	}
+	if err := s.checkOrigin(r); err != nil {
+		return err
+	}
+	if err := requireJSON(r, false); err != nil {
+		return err
 	}
 	u, err := s.checkPassword(w, r)
 	if err != nil {
@@ -104,8 +100,10 @@ func (s *Server) handleProviders(w http.ResponseWriter, r *http.Request, _ httpr
 	return nil
 }
 
-// checkPassword reads {email, password} and returns the user they sign in,
-// with password guessing throttled per account and per client address.
+// checkPassword reads {email, password} and returns the user they sign in.
+// Failed checks are throttled per account and address, per address, and per
+// account (see signin_throttle.go); a success, or a check that did not run,
+// costs nothing.
 func (s *Server) checkPassword(w http.ResponseWriter, r *http.Request) (*store.User, error) {
 	var req struct {
 		Email    string `json:"email"`
@@ -117,28 +115,61 @@ func (s *Server) checkPassword(w http.ResponseWriter, r *http.Request) (*store.U
 	if strings.TrimSpace(req.Email) == "" || req.Password == "" {
 		return nil, errInvalidPayload("email and password are required")
 	}
-	if err := s.rateLimit(w, "login|"+strings.ToLower(strings.TrimSpace(req.Email)), loginPerMinute); err != nil {
-		return nil, err
+	account, address := strings.ToLower(strings.TrimSpace(req.Email)), clientKey(r)
+	giveBack, refused := s.signins.reserve(account, address)
+	if refused != nil {
+		return nil, errThrottled(w, refused)
 	}
-	if err := s.rateLimit(w, "login-ip|"+clientIP(r), 3*loginPerMinute); err != nil {
-		return nil, err
-	}
-	u, err := s.st.UserByEmail(r.Context(), req.Email)
-	if errors.Is(err, store.ErrNotFound) || (err == nil && u.PasswordHash == "") {
-		auth.CheckNoUser(req.Password)
+	u, err := s.verifyPassword(r, req.Email, req.Password)
+	if errors.Is(err, errWrongPassword) {
 		return nil, errInvalidToken("wrong email or password")
+	}
+	giveBack()
+	if err != nil {
+		return nil, passwordCheckError(w, err)
+	}
+	s.signins.succeeded(account, address)
+	return u, nil
+}
+
+// errWrongPassword is verifyPassword's answer to a wrong email or password.
+var errWrongPassword = errors.New("wrong email or password")
+
+// verifyPassword checks password against the user with email. An unknown
+// email, or a user without a password, costs a password check too, so that
+// the time taken does not tell whether the account exists.
+func (s *Server) verifyPassword(r *http.Request, email, password string) (*store.User, error) {
+	u, err := s.st.UserByEmail(r.Context(), email)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && u.PasswordHash == "") {
+		if err := auth.CheckNoUser(r.Context(), password); err != nil {
+			return nil, err
+		}
+		return nil, errWrongPassword
 	}
 	if err != nil {
 		return nil, err
 	}
-	ok, err := auth.CheckPassword(u.PasswordHash, req.Password)
+	ok, err := auth.CheckPassword(r.Context(), u.PasswordHash, password)
 	if err != nil {
 		return nil, err
 	}
 	if !ok {
-		return nil, errInvalidToken("wrong email or password")
+		return nil, errWrongPassword
 	}
 	return u, nil
+}
+
+// passwordCheckError answers a password check that did not run: the server
+// was checking as many as it has cores, with a full queue behind them (or the
+// client left while it waited; nobody reads that answer). 503 with
+// Retry-After, since this is the server's load, not the client's rate.
+func passwordCheckError(w http.ResponseWriter, err error) error {
+	if errors.Is(err, auth.ErrBusy) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		w.Header().Set("Retry-After", "1")
+		return newError(http.StatusServiceUnavailable, "server_busy",
+			"too many sign-ins are being checked right now; retry in a second")
+	}
+	return err
 }
 
 // newTokens makes a fresh access/refresh pair and their stored form; the

@@ -1118,7 +1118,7 @@ func BenchmarkTapToCallback(b *testing.B) {
 		st.Close()
 	}()
 
-	hash, err := auth.HashPassword("bench-password")
+	hash, err := auth.HashPassword(context.Background(), "bench-password")
 	if err != nil {
 		b.Fatal(err)
 	}

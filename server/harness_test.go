@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -136,6 +137,20 @@ func (r response) Str(key string) string { s, _ := r.Body[key].(string); return 
 // optional bearer token.
 func (e *testEnv) request(method, path string, body any, token string, headers ...string) response {
 	e.t.Helper()
+	return e.requestWith(e.srv.Client(), method, path, body, token, headers...)
+}
+
+// requestFrom is request from the loopback address ip (127.0.0.2, ...;
+// Linux routes all of 127.0.0.0/8 to loopback), on a connection of its own.
+func (e *testEnv) requestFrom(ip, method, path string, body any, token string, headers ...string) response {
+	e.t.Helper()
+	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}, Timeout: 10 * time.Second}
+	c := &http.Client{Timeout: time.Minute, Transport: &http.Transport{DialContext: d.DialContext, DisableKeepAlives: true}}
+	return e.requestWith(c, method, path, body, token, headers...)
+}
+
+func (e *testEnv) requestWith(c *http.Client, method, path string, body any, token string, headers ...string) response {
+	e.t.Helper()
 	var rd io.Reader
 	switch b := body.(type) {
 	case nil:
@@ -163,7 +178,7 @@ func (e *testEnv) request(method, path string, body any, token string, headers .
 	for i := 0; i+1 < len(headers); i += 2 {
 		req.Header.Set(headers[i], headers[i+1])
 	}
-	res, err := e.srv.Client().Do(req)
+	res, err := c.Do(req)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -210,7 +225,7 @@ type testUser struct {
 // newUser creates a user with a password and signs them in over HTTP.
 func (e *testEnv) newUser(email string) *testUser {
 	e.t.Helper()
-	hash, err := auth.HashPassword("pw-" + email)
+	hash, err := auth.HashPassword(context.Background(), "pw-"+email)
 	if err != nil {
 		e.t.Fatal(err)
 	}

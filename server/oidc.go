@@ -263,12 +263,16 @@ func csrfToken(key []byte, sessionID string) string {
 }
 
 // checkCSRF requires a cookie-authenticated request that changes state to
-// repeat the CSRF token in a header: another site can make the browser send
-// the cookie, but cannot read the token.
+// come from this server's own origin and to repeat the CSRF token in a
+// header: another site can make the browser send the cookie, but cannot
+// read the token.
 func (s *Server) checkCSRF(r *http.Request, sessionID string) error {
 	switch r.Method {
 	case http.MethodGet, http.MethodHead, http.MethodOptions:
 		return nil
+	}
+	if err := s.checkOrigin(r); err != nil {
+		return err
 	}
 	key, err := s.cookieKey(r.Context())
 	if err != nil {
@@ -280,8 +284,16 @@ func (s *Server) checkCSRF(r *http.Request, sessionID string) error {
 	return nil
 }
 
-// handleBrowserLogout is POST /auth/logout: it ends the cookie session.
+// handleBrowserLogout is POST /auth/logout: it ends the cookie session. It
+// takes no body; like the sign-in that sets the cookies, it refuses other
+// sites and any body that is not declared JSON.
 func (s *Server) handleBrowserLogout(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+	if err := s.checkOrigin(r); err != nil {
+		return err
+	}
+	if err := requireJSON(r, true); err != nil {
+		return err
+	}
 	if c, err := r.Cookie(cookieSession); err == nil && c.Value != "" {
 		sess, _, err := s.st.SessionByAccessHash(r.Context(), store.HashToken(c.Value))
 		if err == nil {

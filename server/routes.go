@@ -21,7 +21,7 @@ func (s *Server) routes() {
 	s.public(post, "/auth/logout", s.handleBrowserLogout)
 	s.public(post, "/auth/local", s.handleBrowserLocalSignIn)
 	s.public(get, "/v1/auth/providers", s.handleProviders)
-	s.authed(del, "/v1/auth/user", s.handleDeleteUser)
+	s.sessionOnly(del, "/v1/auth/user", s.handleDeleteUser)
 
 	s.sessionOnly(post, "/v1/keys", s.handleCreateKey)
 	s.sessionOnly(get, "/v1/keys", s.handleListKeys)

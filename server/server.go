@@ -54,6 +54,7 @@ type Server struct {
 	metrics   *metrics
 	registry  *prometheus.Registry
 	limits    *limiter
+	signins   *signinThrottle
 	keyUse    *keyUse
 	providers map[string]*auth.Provider
 	subs      *Subscriptions
@@ -83,6 +84,7 @@ func New(opts Options) *Server {
 		registry:    opts.Registry,
 		metrics:     newMetrics(opts.Registry),
 		limits:      newLimiter(opts.Now),
+		signins:     newSigninThrottle(opts.Now),
 		keyUse:      newKeyUse(),
 		subs:        opts.Subscriptions,
 		streamsDone: make(chan struct{}),
@@ -141,6 +143,7 @@ func (s *Server) Run(ctx context.Context) error {
 				s.log.Warn("flush api key use", "err", err)
 			}
 			s.limits.sweep()
+			s.signins.sweep()
 		case <-sweeps.C:
 			s.sweep(ctx)
 		}
@@ -188,7 +191,10 @@ func (s *Server) authed(method, path string, h authedFunc) {
 	s.handle(method, path, s.withAuth(method+" "+path, false, h))
 }
 
-// sessionOnly registers an endpoint that an API key may not call (403).
+// sessionOnly registers an endpoint that an API key may not call (403):
+// managing keys, ending every session and deleting the account. A key is a
+// script's credential; it must not be able to mint keys, lock its owner out
+// or destroy the account.
 func (s *Server) sessionOnly(method, path string, h authedFunc) {
 	s.handle(method, path, s.withAuth(method+" "+path, true, h))
 }
@@ -200,7 +206,7 @@ func (s *Server) withAuth(route string, needSession bool, h authedFunc) handlerF
 			return err
 		}
 		if needSession && who.sessionID == "" {
-			return errForbidden("this endpoint needs a session token; API keys cannot manage API keys")
+			return errForbidden("%s needs a session token (sign in); an API key cannot call it", route)
 		}
 		limit := s.cfg.Plans.Limits(who.user.Plan).APIPerMinute
 		if err := s.rateLimit(w, "api|"+who.user.ID+"|"+route, limit); err != nil {

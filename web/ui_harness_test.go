@@ -96,7 +96,7 @@ func newEnv(t *testing.T, configure ...func(*config.Config)) *env {
 // addUser creates a user with a local password.
 func (e *env) addUser(email, password string) *store.User {
 	e.t.Helper()
-	hash, err := auth.HashPassword(password)
+	hash, err := auth.HashPassword(context.Background(), password)
 	if err != nil {
 		e.t.Fatal(err)
 	}
