@@ -12,7 +12,7 @@ const eventHistory = 24 * time.Hour
 // messages past retention go, subscriptions past their end date end (and
 // with them the pro plan), and dead sessions go.
 func (s *Server) sweep(ctx context.Context) {
-	now := s.now()
+	now, start := s.now(), time.Now()
 	if n, err := s.st.ExpireResponses(ctx, s.expireBefore()); err != nil {
 		s.log.Warn("sweep: expire responses", "err", err)
 	} else if n > 0 {
@@ -37,10 +37,11 @@ func (s *Server) sweep(ctx context.Context) {
 		s.log.Warn("sweep: sessions", "err", err)
 	}
 	if deleted+events > 0 {
-		if pages, err := s.st.ReclaimSpace(ctx); err != nil {
+		pages, err := s.st.ReclaimSpace(ctx)
+		if err != nil {
 			s.log.Warn("sweep: reclaim space", "err", err)
-		} else if pages > 0 {
-			s.log.Debug("sweep: reclaimed pages", "count", pages)
 		}
+		s.log.Info("sweep finished", "messages", deleted, "events", events, "pages_reclaimed", pages,
+			"took_ms", time.Since(start).Milliseconds())
 	}
 }

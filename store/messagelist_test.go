@@ -96,7 +96,7 @@ func pageAll(t *testing.T, s *Store, q MessageQuery) []string {
 
 func TestListMessagesPaging(t *testing.T) {
 	t.Parallel()
-	f := newListFixture(t, 30000)
+	f := newListFixture(t, 10500)
 	ctx := context.Background()
 
 	// A channel, page by page: every message once, newest first.
@@ -112,8 +112,8 @@ func TestListMessagesPaging(t *testing.T) {
 
 	// All of a user's channels merge by commit order; other users' stay out.
 	all := pageAll(t, f.s, MessageQuery{UserID: f.ann.ID, Limit: 200})
-	if len(all) != 30000+250+300 {
-		t.Fatalf("ann's list has %d messages, want %d", len(all), 30550)
+	if len(all) != 10500+250+300 {
+		t.Fatalf("ann's list has %d messages, want %d", len(all), 11050)
 	}
 	if all[0] != "Deploy 300" || all[len(all)-1] != "Backup 1" {
 		t.Fatalf("ann's list runs %q .. %q", all[0], all[len(all)-1])

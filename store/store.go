@@ -174,11 +174,14 @@ func (s *Store) Close() error {
 }
 
 // ReclaimSpace gives the pages that deleted rows left free back to the
-// file system, a few megabytes per write, so that a large sweep shrinks the
-// file without one long write. It does nothing on a database not in
-// incremental auto-vacuum mode (see Vacuum).
+// file system, a megabyte per write and resting between writes as sweeps
+// do, so that a large sweep shrinks the file without holding up sends. It
+// does nothing on a database not in incremental auto-vacuum mode (see
+// Vacuum).
 func (s *Store) ReclaimSpace(ctx context.Context) (pages int64, err error) {
-	const step = 1024 // pages per write: 4 MiB at SQLite's default page size
+	const step = 256 // pages per write: 1 MiB at SQLite's default page size
+	rest := time.NewTimer(0)
+	defer rest.Stop()
 	for {
 		var free, mode int64
 		if err := s.read.QueryRowContext(ctx, "SELECT (SELECT freelist_count FROM pragma_freelist_count), (SELECT auto_vacuum FROM pragma_auto_vacuum)").Scan(&free, &mode); err != nil {
@@ -188,15 +191,21 @@ func (s *Store) ReclaimSpace(ctx context.Context) (pages int64, err error) {
 			return pages, nil
 		}
 		n := min(free, step)
+		var took time.Duration
 		if err := s.update(ctx, func(tx *writeTx) error {
+			start := time.Now()
 			_, err := tx.Exec(fmt.Sprintf("PRAGMA incremental_vacuum(%d)", n))
+			took = time.Since(start)
 			return err
 		}); err != nil {
 			return pages, fmt.Errorf("store: reclaim space: %w", err)
 		}
 		pages += n
-		if err := ctx.Err(); err != nil {
-			return pages, err
+		rest.Reset(took * sweepRest)
+		select {
+		case <-ctx.Done():
+			return pages, ctx.Err()
+		case <-rest.C:
 		}
 	}
 }
