@@ -112,3 +112,22 @@ func TestVercelNetlify(t *testing.T) {
 		t.Fatalf("netlify error: %+v, %v", m, err)
 	}
 }
+
+func TestLinksAreWebPages(t *testing.T) {
+	for _, c := range []struct{ source, event, body string }{
+		{"github", "issues", `{"issue":{"number":1,"title":"x","html_url":"javascript:alert(1)"}}`},
+		{"github", "workflow_run", `{"workflow_run":{"html_url":"0"}}`},
+		{"vercel", "", `{"type":"deployment.ready","payload":{"links":{"deployment":"file:///etc/passwd"}}}`},
+		{"netlify", "", `{"state":"ready","deploy_ssl_url":"ftp://site"}`},
+	} {
+		t.Run(c.source+" "+c.body, func(t *testing.T) {
+			m, err := Transform(c.source, "s", headers("X-GitHub-Event", c.event), []byte(c.body))
+			if err != nil || m == nil {
+				t.Fatalf("Transform = %v, %v", m, err)
+			}
+			if m.URL != "" || m.URLLabel != "" {
+				t.Fatalf("link %q (%q) kept; want none", m.URL, m.URLLabel)
+			}
+		})
+	}
+}
