@@ -81,16 +81,11 @@ func (s *Server) renderMessage(m *store.Message, votes []store.Vote, viewerID st
 	}
 	if out.Status == store.StateSubmitted && len(m.Response) > 0 {
 		out.Response = m.Response
-		if m.Approval != nil {
-			// A resolved approval stores {result, approval_status, approval}
-			// for polling; the resource shows the callback result itself, as
-			// for any message (the approval object carries the rest).
-			var stored struct {
-				Result json.RawMessage `json:"result"`
-			}
-			if json.Unmarshal(m.Response, &stored) == nil && len(stored.Result) > 0 {
-				out.Response = stored.Result
-			}
+		// A resolved approval stores its outcome beside the callback result
+		// for polling; the resource shows the callback result itself, as for
+		// any message (the approval object carries the rest).
+		if stored, err := decodeStoredResponse(m.Response); err == nil {
+			out.Response = stored.Result
 		}
 	}
 	if out.Response == nil {

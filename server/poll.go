@@ -1,7 +1,6 @@
 package server
 
 import (
-	"encoding/json"
 	"errors"
 	"net/http"
 
@@ -33,21 +32,13 @@ func (s *Server) handlePoll(w http.ResponseWriter, r *http.Request, p httprouter
 		writeJSON(w, http.StatusOK, map[string]string{"status": poll.State})
 		return nil
 	}
-	out := map[string]any{"status": poll.State, "submitted_at": ts(poll.SubmittedAt)}
-	var stored map[string]json.RawMessage
-	if err := json.Unmarshal(poll.Response, &stored); err != nil {
+	stored, err := decodeStoredResponse(poll.Response)
+	if err != nil {
 		return err
 	}
-	// The stored response holds the callback result under "result" and, on
-	// approval channels, the approval summary beside it; a plain response
-	// is the callback result itself.
-	if res, ok := stored["result"]; ok {
-		for k, v := range stored {
-			out[k] = v
-		}
-		out["result"] = res
-	} else {
-		out["result"] = json.RawMessage(poll.Response)
+	out := map[string]any{"status": poll.State, "submitted_at": ts(poll.SubmittedAt), "result": stored.Result}
+	if a := stored.Approval; a != nil {
+		out["approval_status"], out["approval"] = a.Status, a.Summary
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil

@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"strings"
 )
 
@@ -21,7 +22,7 @@ type Message struct {
 	Title    string
 	Body     string
 	Priority string // normal, or high for failures
-	URL      string // the page to open
+	URL      string // the page to open: an absolute http(s) URL, or empty
 	URLLabel string
 }
 
@@ -70,8 +71,19 @@ func Transform(source, secret string, h Headers, body []byte) (*Message, error) 
 		if m.Priority == "" {
 			m.Priority = "normal"
 		}
+		if !webURL(m.URL) {
+			// The link comes from the webhook body as it is: a javascript:
+			// or relative one is no page to open.
+			m.URL, m.URLLabel = "", ""
+		}
 	}
 	return m, nil
+}
+
+// webURL reports whether s is an absolute http or https URL.
+func webURL(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
 }
 
 func clip(s string, n int) string {

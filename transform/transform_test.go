@@ -1,11 +1,6 @@
 package transform
 
 import (
-	"crypto/hmac"
-	"crypto/sha1"
-	"crypto/sha256"
-	"encoding/base64"
-	"encoding/hex"
 	"errors"
 	"net/http"
 	"strings"
@@ -65,18 +60,7 @@ func TestGitHubEvents(t *testing.T) {
 func TestSignatures(t *testing.T) {
 	body := []byte(`{"state":"ready","name":"site","branch":"main","deploy_ssl_url":"https://x.netlify.app"}`)
 	secret := "whsec_test"
-	gh := hmac.New(sha256.New, []byte(secret))
-	gh.Write(body)
-	ghSig := "sha256=" + hex.EncodeToString(gh.Sum(nil))
-	vc := hmac.New(sha1.New, []byte(secret))
-	vc.Write(body)
-	vcSig := hex.EncodeToString(vc.Sum(nil))
-	sum := sha256.Sum256(body)
-	enc := base64.RawURLEncoding
-	jws := enc.EncodeToString([]byte(`{"alg":"HS256","typ":"JWT"}`)) + "." + enc.EncodeToString([]byte(`{"iss":"netlify","sha256":"`+hex.EncodeToString(sum[:])+`"}`))
-	nm := hmac.New(sha256.New, []byte(secret))
-	nm.Write([]byte(jws))
-	nlSig := jws + "." + enc.EncodeToString(nm.Sum(nil))
+	ghSig, vcSig, nlSig := signGitHub(secret, body), signVercel(secret, body), signNetlify(secret, body)
 
 	for _, c := range []struct{ source, header, good string }{
 		{"github", "X-Hub-Signature-256", ghSig},
@@ -110,5 +94,24 @@ func TestVercelNetlify(t *testing.T) {
 	m, err = Transform("netlify", "s", headers(), []byte(`{"state":"error","name":"site","branch":"main","admin_url":"https://app.netlify.com/sites/site","error_message":"Build failed"}`))
 	if err != nil || m == nil || m.Priority != "high" || !strings.Contains(m.Body, "Build failed") || m.URL != "https://app.netlify.com/sites/site" {
 		t.Fatalf("netlify error: %+v, %v", m, err)
+	}
+}
+
+func TestLinksAreWebPages(t *testing.T) {
+	for _, c := range []struct{ source, event, body string }{
+		{"github", "issues", `{"issue":{"number":1,"title":"x","html_url":"javascript:alert(1)"}}`},
+		{"github", "workflow_run", `{"workflow_run":{"html_url":"0"}}`},
+		{"vercel", "", `{"type":"deployment.ready","payload":{"links":{"deployment":"file:///etc/passwd"}}}`},
+		{"netlify", "", `{"state":"ready","deploy_ssl_url":"ftp://site"}`},
+	} {
+		t.Run(c.source+" "+c.body, func(t *testing.T) {
+			m, err := Transform(c.source, "s", headers("X-GitHub-Event", c.event), []byte(c.body))
+			if err != nil || m == nil {
+				t.Fatalf("Transform = %v, %v", m, err)
+			}
+			if m.URL != "" || m.URLLabel != "" {
+				t.Fatalf("link %q (%q) kept; want none", m.URL, m.URLLabel)
+			}
+		})
 	}
 }
