@@ -11,12 +11,13 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/heraldhq/herald/auth"
-	"github.com/heraldhq/herald/server"
+	"github.com/heraldhq/herald/config"
+	"github.com/heraldhq/herald/service"
 	"github.com/heraldhq/herald/store"
 )
 
 func validPlan(plan string) error {
-	if plan != "free" && plan != "pro" {
+	if plan != config.PlanFree && plan != config.PlanPro {
 		return fmt.Errorf("plan must be free or pro, got %q", plan)
 	}
 	return nil
@@ -165,7 +166,7 @@ func (a *app) keyCmd() *cobra.Command {
 				return fmt.Errorf("--name is required")
 			}
 			return a.withUser(cmd, args[0], func(st *store.Store, u *store.User) error {
-				_, key, err := server.CreateAPIKey(cmd.Context(), st, u.ID, strings.TrimSpace(name))
+				_, key, err := service.New(st, service.Options{}).CreateAPIKey(cmd.Context(), u.ID, name)
 				if err != nil {
 					return err
 				}

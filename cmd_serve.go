@@ -22,8 +22,9 @@ import (
 	"github.com/heraldhq/herald/delivery"
 	"github.com/heraldhq/herald/netguard"
 	"github.com/heraldhq/herald/push"
+	"github.com/heraldhq/herald/schedule"
 	"github.com/heraldhq/herald/server"
-	"github.com/heraldhq/herald/store"
+	"github.com/heraldhq/herald/service"
 	"github.com/heraldhq/herald/web"
 )
 
@@ -66,18 +67,24 @@ func (a *app) serve(ctx context.Context) error {
 		log.Warn("delivery.allow_loopback is on: callbacks and Web Push endpoints may reach services on this host")
 	}
 	reg := prometheus.NewRegistry()
-	subs, err := server.NewSubscriptions(cfg.Subscriptions, &http.Client{Timeout: 15 * time.Second}, nil)
+	subs, err := service.NewSubscriptions(cfg.Subscriptions, &http.Client{Timeout: 15 * time.Second}, nil)
 	if err != nil {
 		return err
 	}
-	srv := server.New(server.Options{Config: cfg, Store: st, Logger: log, Version: version, UI: web.Handler(),
+	so := service.OptionsFrom(cfg)
+	so.Log = log
+	svc := service.New(st, so)
+	srv := server.New(server.Options{Config: cfg, Store: st, Service: svc, Logger: log, Version: version, UI: web.Handler(),
 		Registry: reg, Subscriptions: subs})
+	jobs := schedule.New(log)
+	svc.Schedule(jobs)
+	srv.Schedule(jobs)
 	queue := delivery.New(st, delivery.Config{
 		Workers: cfg.Delivery.Workers, Timeout: cfg.Delivery.Timeout.Duration,
 		BackoffBase: cfg.Delivery.BackoffBase.Duration, BackoffMax: cfg.Delivery.BackoffMax.Duration,
 		MaxAttempts: cfg.Delivery.MaxAttempts, Guard: guard, UserAgent: "Herald-Webhooks/" + version,
 	}, delivery.Options{Logger: log, Registry: reg})
-	dispatcher, err := a.pushDispatcher(ctx, cfg, st, guard, log)
+	dispatcher, err := a.pushDispatcher(ctx, cfg, svc, guard, log)
 	if err != nil {
 		return err
 	}
@@ -99,7 +106,7 @@ func (a *app) serve(ctx context.Context) error {
 	workers, stopWorkers := context.WithCancel(context.Background())
 	defer stopWorkers()
 	g, gctx := errgroup.WithContext(workers)
-	g.Go(func() error { return srv.Run(gctx) })
+	g.Go(func() error { return jobs.Run(gctx) })
 	g.Go(func() error { return queue.Run(gctx) })
 	g.Go(func() error { return pusher.Run(gctx) })
 
@@ -143,7 +150,7 @@ func (a *app) serve(ctx context.Context) error {
 // configured is skipped with one log line: its devices get no pushes. APNs
 // and FCM go to hosts the operator configured; a Web Push endpoint is any
 // URL a user registered, so it goes through guard like a callback.
-func (a *app) pushDispatcher(ctx context.Context, cfg config.Config, st *store.Store, guard netguard.Policy, log *slog.Logger) (*push.Dispatcher, error) {
+func (a *app) pushDispatcher(ctx context.Context, cfg config.Config, svc *service.Service, guard netguard.Policy, log *slog.Logger) (*push.Dispatcher, error) {
 	client := &http.Client{Timeout: 30 * time.Second}
 	var apns *push.APNs
 	if c := cfg.Push.APNs; c.KeyFile != "" {
@@ -164,7 +171,7 @@ func (a *app) pushDispatcher(ctx context.Context, cfg config.Config, st *store.S
 	} else {
 		log.Info("push: FCM not configured ([push.fcm] credentials_file); Android devices get no pushes")
 	}
-	pub, priv, err := server.VAPIDKeys(ctx, st)
+	pub, priv, err := svc.VAPIDKeys(ctx)
 	if err != nil {
 		return nil, err
 	}

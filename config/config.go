@@ -96,6 +96,13 @@ type Plan struct {
 	APIPerMinute  int `toml:"api_per_minute"`  // per user, per endpoint
 }
 
+// The plans a user can be on. A running app-store subscription pays for
+// PlanPro.
+const (
+	PlanFree = "free"
+	PlanPro  = "pro"
+)
+
 // Plans holds the limits of the free and pro plans.
 type Plans struct {
 	Free Plan `toml:"free"`
@@ -104,7 +111,7 @@ type Plans struct {
 
 // Limits returns the limits of the named plan: "pro" gives Pro, anything else Free.
 func (p Plans) Limits(plan string) Plan {
-	if plan == "pro" {
+	if plan == PlanPro {
 		return p.Pro
 	}
 	return p.Free
@@ -193,7 +200,7 @@ func Default() Config {
 		Listen:      "127.0.0.1:8080",
 		BaseURL:     "http://127.0.0.1:8080",
 		DataDir:     "./data",
-		DefaultPlan: "free",
+		DefaultPlan: PlanFree,
 		LogFormat:   "text",
 		LogLevel:    "info",
 		Metrics:     true,

@@ -86,7 +86,7 @@ func (c *Config) Validate() error {
 	if c.DataDir == "" {
 		p.add("data_dir", "must not be empty")
 	}
-	p.oneOf("default_plan", c.DefaultPlan, "free", "pro")
+	p.oneOf("default_plan", c.DefaultPlan, PlanFree, PlanPro)
 	p.oneOf("log_format", c.LogFormat, "text", "json")
 	p.oneOf("log_level", c.LogLevel, "debug", "info", "warn", "error")
 	p.oneOf("database.synchronous", c.Database.Synchronous, "full", "normal")
@@ -98,7 +98,7 @@ func (c *Config) Validate() error {
 	for _, plan := range []struct {
 		name string
 		p    Plan
-	}{{"free", c.Plans.Free}, {"pro", c.Plans.Pro}} {
+	}{{PlanFree, c.Plans.Free}, {PlanPro, c.Plans.Pro}} {
 		p.atLeast("plans."+plan.name+".send_per_minute", plan.p.SendPerMinute, 1)
 		p.atLeast("plans."+plan.name+".api_per_minute", plan.p.APIPerMinute, 1)
 	}

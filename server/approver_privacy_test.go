@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/heraldhq/herald/service"
 )
 
 // TestApproverNeverSeesCallbackURL: the callback_url (which may carry
@@ -49,14 +51,14 @@ func TestVoteResponsesBounded(t *testing.T) {
 	id := f.send()
 
 	many := map[string]any{}
-	for i := range maxFields + 1 {
+	for i := range service.MaxFields + 1 {
 		many["k"+strings.Repeat("x", i)] = "v"
 	}
 	for name, responses := range map[string]any{
 		"900 KB value":   map[string]any{"comment": strings.Repeat("a", 900_000)},
-		"value too long": map[string]any{"comment": strings.Repeat("é", maxFieldValue+1)},
+		"value too long": map[string]any{"comment": strings.Repeat("é", service.MaxFieldValue+1)},
 		"too many keys":  many,
-		"long key":       map[string]any{strings.Repeat("k", maxKey+1): "v"},
+		"long key":       map[string]any{strings.Repeat("k", service.MaxKey+1): "v"},
 		"nested object":  map[string]any{"comment": map[string]any{"deep": strings.Repeat("a", 100)}},
 		"array":          map[string]any{"comment": []string{"a", "b"}},
 	} {
@@ -66,7 +68,7 @@ func TestVoteResponsesBounded(t *testing.T) {
 		}
 	}
 	// A reasonable comment is fine, at the limit too.
-	ok := map[string]any{"comment": strings.Repeat("é", maxFieldValue), "ticket": 42, "urgent": true}
+	ok := map[string]any{"comment": strings.Repeat("é", service.MaxFieldValue), "ticket": 42, "urgent": true}
 	if r := f.vote(id, f.b, "approve", ok); r.Status != 200 {
 		t.Fatalf("a vote with a comment: %d %s", r.Status, r.Raw)
 	}

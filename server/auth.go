@@ -8,11 +8,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/heraldhq/herald/service"
 	"github.com/heraldhq/herald/store"
 )
-
-// apiKeyPrefix starts every API key.
-const apiKeyPrefix = "pk_live_"
 
 // principal is the authenticated caller of a request.
 type principal struct {
@@ -36,7 +34,7 @@ func (s *Server) authenticate(r *http.Request) (*principal, error) {
 	}
 	token = strings.TrimSpace(token)
 	ctx := r.Context()
-	if strings.HasPrefix(token, apiKeyPrefix) {
+	if strings.HasPrefix(token, service.APIKeyPrefix) {
 		k, u, err := s.st.APIKeyByHash(ctx, store.HashToken(token))
 		if errors.Is(err, store.ErrNotFound) {
 			return nil, errInvalidToken("invalid or revoked API key")

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"encoding/json"
 	"errors"
 	"net/http"
 
@@ -9,36 +8,6 @@ import (
 
 	"github.com/heraldhq/herald/store"
 )
-
-// Callback event names.
-const (
-	eventResponse = "response.received"
-	eventApproval = "approval.resolved"
-)
-
-// responseEvent is the body of a response.received callback (SPEC.md "Events").
-type responseEvent struct {
-	Event       string                     `json:"event"`
-	MessageID   string                     `json:"message_id"`
-	ChannelID   string                     `json:"channel_id"`
-	Timestamp   string                     `json:"timestamp"`
-	TriggeredBy string                     `json:"triggered_by"`
-	Responses   map[string]json.RawMessage `json:"responses"`
-	Metadata    *struct{}                  `json:"metadata"` // reserved; always null
-}
-
-// callbackFor returns the delivery job for event with body, or nil when the
-// message has no callback_url. The store commits it with the response.
-func callbackFor(m *store.Message, event string, body any) (*store.NewDelivery, error) {
-	if m.CallbackURL == nil {
-		return nil, nil
-	}
-	b, err := json.Marshal(body)
-	if err != nil {
-		return nil, err
-	}
-	return &store.NewDelivery{ChannelID: m.ChannelID, Event: event, URL: *m.CallbackURL, Body: b}, nil
-}
 
 type deliveryJSON struct {
 	State          string  `json:"state"`
@@ -65,7 +34,7 @@ type attemptJSON struct {
 // handleDeliveries is GET /v1/messages/:id/deliveries: the callback's status
 // and every attempt, oldest first.
 func (s *Server) handleDeliveries(w http.ResponseWriter, r *http.Request, p httprouter.Params, who *principal) error {
-	m, ch, err := s.messageAccess(r, p.ByName("id"), who)
+	m, ch, err := s.svc.MessageFor(r.Context(), who.user.ID, p.ByName("id"))
 	if err != nil {
 		return err
 	}
@@ -87,7 +56,7 @@ func (s *Server) handleDeliveries(w http.ResponseWriter, r *http.Request, p http
 // handleRedeliver is POST /v1/messages/:id/redeliver: a dead-lettered (or
 // delivered) callback is queued again with a fresh set of attempts.
 func (s *Server) handleRedeliver(w http.ResponseWriter, r *http.Request, p httprouter.Params, who *principal) error {
-	m, ch, err := s.messageAccess(r, p.ByName("id"), who)
+	m, ch, err := s.svc.MessageFor(r.Context(), who.user.ID, p.ByName("id"))
 	if err != nil {
 		return err
 	}

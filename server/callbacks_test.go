@@ -1089,7 +1089,7 @@ func BenchmarkTapToCallback(b *testing.B) {
 	s.baseURL = srv.URL
 	var wg sync.WaitGroup
 	wg.Add(1)
-	go func() { defer wg.Done(); _ = s.Run(ctx) }()
+	go func() { defer wg.Done(); _ = runJobs(ctx, s) }()
 
 	type arrival struct {
 		id string

@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/heraldhq/herald/service"
 	"github.com/heraldhq/herald/store"
 )
 
 // apiError is an error a client is meant to see: an HTTP status and one of
-// SPEC.md's codes, written as {"error": code, "message": message}.
+// the API's error codes (docs/api.md), written as {"error": code, "message":
+// message}.
 type apiError struct {
 	status  int
 	code    string
@@ -43,25 +45,50 @@ func errNotFound(format string, args ...any) *apiError {
 }
 
 // writeError is the one place where an error becomes a response. Anything
-// that is not an *apiError or a known store error is logged with the request
-// id and shown only as internal_error.
+// that is not a client's error (asAPIError) is logged with the request id
+// and shown only as internal_error.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
-	var ae *apiError
-	var mbe *http.MaxBytesError
-	switch {
-	case errors.As(err, &ae):
-	case errors.As(err, &mbe):
-		ae = errInvalidPayload("request body is larger than %d bytes", mbe.Limit)
-	case errors.Is(err, store.ErrNotFound):
-		ae = errNotFound("not found")
-	case errors.Is(err, store.ErrInvalidOrder):
-		ae = errInvalidPayload("the list must name each of your items exactly once")
-	case errors.Is(err, store.ErrInvalidFolder):
-		ae = errInvalidPayload("folder_id: no such folder")
-	default:
+	ae, ok := asAPIError(err)
+	if !ok {
 		s.log.ErrorContext(r.Context(), "internal error", "request_id", requestID(r.Context()),
 			"method", r.Method, "path", redactPath(r.URL.Path), "err", err)
 		ae = newError(http.StatusInternalServerError, "internal_error", "internal error")
 	}
 	writeJSON(w, ae.status, map[string]string{"error": ae.code, "message": ae.message})
+}
+
+// asAPIError is how err is shown to the client: an *apiError, a rule's
+// refusal, a known store error, or a body over the limit. It reports false
+// for anything else, an internal failure.
+func asAPIError(err error) (*apiError, bool) {
+	var ae *apiError
+	var mbe *http.MaxBytesError
+	var se *service.Error
+	switch {
+	case errors.As(err, &ae):
+		return ae, true
+	case errors.As(err, &se):
+		return serviceError(se), true
+	case errors.As(err, &mbe):
+		return errInvalidPayload("request body is larger than %d bytes", mbe.Limit), true
+	case errors.Is(err, store.ErrNotFound):
+		return errNotFound("not found"), true
+	case errors.Is(err, store.ErrInvalidOrder):
+		return errInvalidPayload("the list must name each of your items exactly once"), true
+	case errors.Is(err, store.ErrInvalidFolder):
+		return errInvalidPayload("folder_id: no such folder"), true
+	}
+	return nil, false
+}
+
+// serviceError is the API error of a rule's refusal.
+func serviceError(e *service.Error) *apiError {
+	switch e.Kind {
+	case service.Forbidden:
+		return errForbidden("%s", e.Message)
+	case service.Conflict:
+		return newError(http.StatusConflict, e.Code, "%s", e.Message)
+	default:
+		return errInvalidPayload("%s", e.Message)
+	}
 }

@@ -17,6 +17,8 @@ import (
 
 	"github.com/heraldhq/herald/auth"
 	"github.com/heraldhq/herald/config"
+	"github.com/heraldhq/herald/schedule"
+	"github.com/heraldhq/herald/service"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -83,7 +85,7 @@ func openTestEnv(t testing.TB, dir string, clk *clock, configure ...func(*config
 		t.Fatal(err)
 	}
 	logs := &bytes.Buffer{}
-	subs, err := NewSubscriptions(cfg.Subscriptions, &http.Client{Timeout: 10 * time.Second}, now)
+	subs, err := service.NewSubscriptions(cfg.Subscriptions, &http.Client{Timeout: 10 * time.Second}, now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +97,7 @@ func openTestEnv(t testing.TB, dir string, clk *clock, configure ...func(*config
 	e = &testEnv{t: t, cfg: cfg, st: st, s: s, srv: srv, clock: clk, logs: logs}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { defer close(done); _ = s.Run(ctx) }()
+	go func() { defer close(done); _ = runJobs(ctx, s) }()
 	var once sync.Once
 	stop = func() {
 		once.Do(func() {
@@ -247,4 +249,13 @@ func (e *testEnv) apiKey(u *testUser) string {
 func (e *testEnv) newChannel(u *testUser, name string) map[string]any {
 	e.t.Helper()
 	return e.do(201, "POST", "/v1/channels", map[string]string{"name": name}, u.Token).Body
+}
+
+// runJobs runs the background jobs of s and of its rules, as serve does,
+// until ctx ends.
+func runJobs(ctx context.Context, s *Server) error {
+	jobs := schedule.New(s.log)
+	s.svc.Schedule(jobs)
+	s.Schedule(jobs)
+	return jobs.Run(ctx)
 }

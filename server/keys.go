@@ -1,21 +1,10 @@
 package server
 
 import (
-	"context"
-	"errors"
 	"net/http"
-	"strings"
 
 	"github.com/julienschmidt/httprouter"
-
-	"github.com/heraldhq/herald/store"
 )
-
-// maxActiveKeys is SPEC.md's limit of active API keys per user.
-const maxActiveKeys = 10
-
-// NewAPIKey returns a fresh key: "pk_live_" and 32 base62 characters.
-func NewAPIKey() string { return apiKeyPrefix + store.NewToken(32) }
 
 type keyJSON struct {
 	ID         string  `json:"id"`
@@ -25,20 +14,6 @@ type keyJSON struct {
 	LastUsedAt *string `json:"last_used_at"`
 }
 
-// CreateAPIKey makes and stores a key for userID and returns the key itself,
-// which is never shown again. Shared by the API and `herald key create`.
-func CreateAPIKey(ctx context.Context, st *store.Store, userID, name string) (*store.APIKey, string, error) {
-	key := NewAPIKey()
-	k := &store.APIKey{UserID: userID, Name: name, Prefix: key[:12]}
-	if err := st.CreateAPIKey(ctx, k, store.HashToken(key), maxActiveKeys); err != nil {
-		if errors.Is(err, store.ErrLimit) {
-			return nil, "", errInvalidPayload("a user can have at most %d active API keys; revoke one first", maxActiveKeys)
-		}
-		return nil, "", err
-	}
-	return k, key, nil
-}
-
 func (s *Server) handleCreateKey(w http.ResponseWriter, r *http.Request, _ httprouter.Params, who *principal) error {
 	var req struct {
 		Name *string `json:"name"`
@@ -46,13 +21,10 @@ func (s *Server) handleCreateKey(w http.ResponseWriter, r *http.Request, _ httpr
 	if err := decodeJSON(r, &req); err != nil {
 		return err
 	}
-	if req.Name == nil || strings.TrimSpace(*req.Name) == "" {
+	if req.Name == nil {
 		return errInvalidPayload("name is required")
 	}
-	if chars(*req.Name) > 100 {
-		return errInvalidPayload("name is longer than 100 characters")
-	}
-	k, key, err := CreateAPIKey(r.Context(), s.st, who.user.ID, strings.TrimSpace(*req.Name))
+	k, key, err := s.svc.CreateAPIKey(r.Context(), who.user.ID, *req.Name)
 	if err != nil {
 		return err
 	}

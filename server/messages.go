@@ -7,10 +7,10 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/julienschmidt/httprouter"
 
+	"github.com/heraldhq/herald/service"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -41,15 +41,11 @@ type messageJSON struct {
 // that was not read within polling.response_ttl is expired, even before the
 // sweeper has cleared it.
 func (s *Server) pollStatus(m *store.Message) string {
-	if m.State == store.StateSubmitted && m.SubmittedAt != nil && !m.SubmittedAt.After(s.expireBefore()) {
+	if m.State == store.StateSubmitted && m.SubmittedAt != nil && !m.SubmittedAt.After(s.svc.ExpireBefore()) {
 		return store.StateExpired
 	}
 	return m.State
 }
-
-// expireBefore is the submission time at or before which a stored response
-// has expired.
-func (s *Server) expireBefore() time.Time { return s.now().Add(-s.cfg.Polling.ResponseTTL.Duration) }
 
 // renderMessages renders messages, reading the votes of approval messages
 // in one query.
@@ -84,7 +80,7 @@ func (s *Server) renderMessage(m *store.Message, votes []store.Vote, viewerID st
 		// A resolved approval stores its outcome beside the callback result
 		// for polling; the resource shows the callback result itself, as for
 		// any message (the approval object carries the rest).
-		if stored, err := decodeStoredResponse(m.Response); err == nil {
+		if stored, err := service.DecodeStoredResponse(m.Response); err == nil {
 			out.Response = stored.Result
 		}
 	}
@@ -98,36 +94,6 @@ func (s *Server) renderMessage(m *store.Message, votes []store.Vote, viewerID st
 		out.Approval = a
 	}
 	return out
-}
-
-// messageAccess returns a message and its channel if who may see it: the
-// channel's owner, or an approver of the message's approval rule. Anyone
-// else gets not found.
-func (s *Server) messageAccess(r *http.Request, id string, who *principal) (*store.Message, *store.Channel, error) {
-	m, err := s.st.Message(r.Context(), id)
-	if err != nil {
-		return nil, nil, err
-	}
-	ch, err := s.st.ChannelByID(r.Context(), m.ChannelID)
-	if err != nil {
-		return nil, nil, err
-	}
-	if ch.UserID != who.user.ID && !isApprover(m.Approval, who.user.ID) {
-		return nil, nil, store.ErrNotFound
-	}
-	return m, ch, nil
-}
-
-func isApprover(rule *store.ApprovalRule, userID string) bool {
-	if rule == nil {
-		return false
-	}
-	for _, id := range rule.Approvers {
-		if id == userID {
-			return true
-		}
-	}
-	return false
 }
 
 // queryInt reads a non-negative integer query parameter.
@@ -184,7 +150,7 @@ func (s *Server) handleListMessages(w http.ResponseWriter, r *http.Request, _ ht
 			if err != nil {
 				return err
 			}
-			if !ok && !isApprover(ch.Approval, who.user.ID) {
+			if !ok && !service.IsApprover(ch.Approval, who.user.ID) {
 				return store.ErrNotFound
 			}
 		}
@@ -208,7 +174,7 @@ func (s *Server) handleListMessages(w http.ResponseWriter, r *http.Request, _ ht
 }
 
 func (s *Server) handleGetMessage(w http.ResponseWriter, r *http.Request, p httprouter.Params, who *principal) error {
-	m, _, err := s.messageAccess(r, p.ByName("id"), who)
+	m, _, err := s.svc.MessageFor(r.Context(), who.user.ID, p.ByName("id"))
 	if err != nil {
 		return err
 	}
@@ -224,7 +190,7 @@ func (s *Server) handleDeleteMessage(w http.ResponseWriter, r *http.Request, p h
 	err := s.st.DeleteMessage(r.Context(), who.user.ID, p.ByName("id"))
 	if errors.Is(err, store.ErrNotFound) {
 		// An approver may see the message but not delete it.
-		if _, _, aerr := s.messageAccess(r, p.ByName("id"), who); aerr == nil {
+		if _, _, aerr := s.svc.MessageFor(r.Context(), who.user.ID, p.ByName("id")); aerr == nil {
 			return errForbidden("only the channel's owner can delete its messages")
 		}
 	}

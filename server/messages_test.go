@@ -337,16 +337,16 @@ func TestMessageRetention(t *testing.T) {
 	young := msgSend(env, token, msgPayload())
 
 	env.clock.Advance(30 * time.Minute) // old is exactly an hour old: kept
-	env.s.sweep(ctx)
+	env.s.svc.Sweep(ctx)
 	msgStored(env, old)
 
 	env.clock.Advance(time.Second)
-	env.s.sweep(ctx)
+	env.s.svc.Sweep(ctx)
 	msgGone(env, old)
 	msgStored(env, young)
 	wantError(t, msgPoll(env, token, old), 404, "not_found")
 
 	env.clock.Advance(30 * time.Minute)
-	env.s.sweep(ctx)
+	env.s.svc.Sweep(ctx)
 	msgGone(env, young)
 }

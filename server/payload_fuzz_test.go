@@ -3,13 +3,14 @@ package server
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"net/http"
 	"net/url"
 	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/heraldhq/herald/service"
 )
 
 // FuzzParseSend feeds parseSend arbitrary bodies. A refused body must be a
@@ -32,8 +33,7 @@ func FuzzParseSend(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body, responses []byte) {
 		p, err := parseSend(body)
 		if err != nil {
-			var ae *apiError
-			if !errors.As(err, &ae) || ae.status != http.StatusBadRequest {
+			if ae, ok := asAPIError(err); !ok || ae.status != http.StatusBadRequest {
 				t.Fatalf("parseSend(%q) = %v; want a 400 apiError", body, err)
 			}
 			return
@@ -62,12 +62,12 @@ func FuzzParseSend(f *testing.F) {
 
 // checkSendLimits asserts, independently of parseSend, every limit of an
 // accepted payload.
-func checkSendLimits(t *testing.T, p *sendPayload) {
+func checkSendLimits(t *testing.T, p *service.SendPayload) {
 	t.Helper()
-	if p.Title == nil || strings.TrimSpace(*p.Title) == "" || utf8.RuneCountInString(*p.Title) > maxTitle {
+	if p.Title == nil || strings.TrimSpace(*p.Title) == "" || utf8.RuneCountInString(*p.Title) > service.MaxTitle {
 		t.Fatalf("accepted title %q", derefOr(p.Title))
 	}
-	if n := utf8.RuneCountInString(p.Body); n > maxBodyChars {
+	if n := utf8.RuneCountInString(p.Body); n > service.MaxBodyChars {
 		t.Fatalf("accepted body of %d characters", n)
 	}
 	if !slices.Contains([]string{"low", "normal", "high"}, p.Priority) {
@@ -76,12 +76,12 @@ func checkSendLimits(t *testing.T, p *sendPayload) {
 	if p.CallbackURL != nil && !isHTTPURL(*p.CallbackURL) {
 		t.Fatalf("accepted callback_url %q", *p.CallbackURL)
 	}
-	if len(p.Actions) > maxActions {
+	if len(p.Actions) > service.MaxActions {
 		t.Fatalf("accepted %d actions", len(p.Actions))
 	}
 	keys := map[string]bool{}
 	for i, a := range p.Actions {
-		if strings.TrimSpace(a.Label) == "" || utf8.RuneCountInString(a.Label) > maxLabel {
+		if strings.TrimSpace(a.Label) == "" || utf8.RuneCountInString(a.Label) > service.MaxLabel {
 			t.Fatalf("actions[%d]: accepted label %q", i, a.Label)
 		}
 		if !slices.Contains([]string{"", "default", "primary", "destructive"}, a.Style) {
@@ -105,31 +105,31 @@ func checkSendLimits(t *testing.T, p *sendPayload) {
 		default:
 			t.Fatalf("actions[%d]: accepted type %q", i, a.Type)
 		}
-		if a.Key == "" || utf8.RuneCountInString(a.Key) > maxKey || keys[a.Key] || a.Value != "" {
+		if a.Key == "" || utf8.RuneCountInString(a.Key) > service.MaxKey || keys[a.Key] || a.Value != "" {
 			t.Fatalf("actions[%d]: accepted key %q (value %q)", i, a.Key, a.Value)
 		}
 		keys[a.Key] = true
 	}
 }
 
-func checkFieldLimits(t *testing.T, i int, fields []formField) {
+func checkFieldLimits(t *testing.T, i int, fields []service.FormField) {
 	t.Helper()
-	if len(fields) == 0 || len(fields) > maxFields {
+	if len(fields) == 0 || len(fields) > service.MaxFields {
 		t.Fatalf("actions[%d]: accepted %d fields", i, len(fields))
 	}
 	keys := map[string]bool{}
 	for j, f := range fields {
-		if f.Key == "" || utf8.RuneCountInString(f.Key) > maxKey || keys[f.Key] {
+		if f.Key == "" || utf8.RuneCountInString(f.Key) > service.MaxKey || keys[f.Key] {
 			t.Fatalf("actions[%d].fields[%d]: accepted key %q", i, j, f.Key)
 		}
 		keys[f.Key] = true
-		if strings.TrimSpace(f.Label) == "" || utf8.RuneCountInString(f.Label) > maxLabel ||
-			utf8.RuneCountInString(f.Placeholder) > maxPlaceholder {
+		if strings.TrimSpace(f.Label) == "" || utf8.RuneCountInString(f.Label) > service.MaxLabel ||
+			utf8.RuneCountInString(f.Placeholder) > service.MaxPlaceholder {
 			t.Fatalf("actions[%d].fields[%d]: accepted label %q, placeholder %q", i, j, f.Label, f.Placeholder)
 		}
 		switch f.Type {
 		case "select":
-			if len(f.Options) == 0 || len(f.Options) > maxOptions {
+			if len(f.Options) == 0 || len(f.Options) > service.MaxOptions {
 				t.Fatalf("actions[%d].fields[%d]: accepted a select with %d options", i, j, len(f.Options))
 			}
 		case "text", "textarea", "number", "checkbox":
@@ -144,11 +144,11 @@ func checkFieldLimits(t *testing.T, i int, fields []formField) {
 
 // checkFormResponses asserts that checkResponses accepts only answers that
 // fit the form, and accepts a well-typed answer to every field.
-func checkFormResponses(t *testing.T, fields []formField, rs map[string]json.RawMessage) {
+func checkFormResponses(t *testing.T, fields []service.FormField, rs map[string]json.RawMessage) {
 	t.Helper()
-	if err := checkResponses(fields, rs); err == nil {
+	if err := service.CheckResponses(fields, rs); err == nil {
 		for k := range rs {
-			if !slices.ContainsFunc(fields, func(f formField) bool { return f.Key == k }) {
+			if !slices.ContainsFunc(fields, func(f service.FormField) bool { return f.Key == k }) {
 				t.Fatalf("accepted responses with unknown key %q", k)
 			}
 		}
@@ -157,21 +157,21 @@ func checkFormResponses(t *testing.T, fields []formField, rs map[string]json.Raw
 				t.Fatalf("accepted responses without required field %q", f.Key)
 			}
 		}
-	} else if _, ok := err.(*apiError); !ok {
-		t.Fatalf("checkResponses = %v; want an apiError", err)
+	} else if ae, ok := asAPIError(err); !ok || ae.status != http.StatusBadRequest {
+		t.Fatalf("checkResponses = %v; want a 400 apiError", err)
 	}
 	valid, ok := typedAnswer(fields)
 	if !ok {
 		return
 	}
-	if err := checkResponses(fields, valid); err != nil {
+	if err := service.CheckResponses(fields, valid); err != nil {
 		t.Fatalf("well-typed answer %s refused: %v", mustMarshal(t, valid), err)
 	}
 }
 
 // typedAnswer answers every field with a value of its type; ok is false
 // when a select offers no option that could be submitted as a value.
-func typedAnswer(fields []formField) (map[string]json.RawMessage, bool) {
+func typedAnswer(fields []service.FormField) (map[string]json.RawMessage, bool) {
 	out := map[string]json.RawMessage{}
 	for _, f := range fields {
 		switch f.Type {
@@ -181,7 +181,7 @@ func typedAnswer(fields []formField) (map[string]json.RawMessage, bool) {
 			out[f.Key] = json.RawMessage(`true`)
 		case "select":
 			i := slices.IndexFunc(f.Options, func(o string) bool {
-				return strings.TrimSpace(o) != "" && utf8.RuneCountInString(o) <= maxFieldValue
+				return strings.TrimSpace(o) != "" && utf8.RuneCountInString(o) <= service.MaxFieldValue
 			})
 			if i < 0 {
 				return nil, false
@@ -197,7 +197,7 @@ func typedAnswer(fields []formField) (map[string]json.RawMessage, bool) {
 
 func isHTTPURL(s string) bool {
 	u, err := url.Parse(s)
-	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" && utf8.RuneCountInString(s) <= maxURL
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" && utf8.RuneCountInString(s) <= service.MaxURL
 }
 
 func derefOr(s *string) string {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
+	"github.com/heraldhq/herald/service"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -20,7 +21,7 @@ func (s *Server) handlePoll(w http.ResponseWriter, r *http.Request, p httprouter
 	if err != nil {
 		return err
 	}
-	poll, err := s.st.ReadResponse(ctx, ch.ID, p.ByName("message_id"), s.expireBefore())
+	poll, err := s.st.ReadResponse(ctx, ch.ID, p.ByName("message_id"), s.svc.ExpireBefore())
 	if errors.Is(err, store.ErrNotFound) {
 		return errNotFound("no message %q in this channel", p.ByName("message_id"))
 	}
@@ -32,13 +33,13 @@ func (s *Server) handlePoll(w http.ResponseWriter, r *http.Request, p httprouter
 		writeJSON(w, http.StatusOK, map[string]string{"status": poll.State})
 		return nil
 	}
-	stored, err := decodeStoredResponse(poll.Response)
+	stored, err := service.DecodeStoredResponse(poll.Response)
 	if err != nil {
 		return err
 	}
 	out := map[string]any{"status": poll.State, "submitted_at": ts(poll.SubmittedAt), "result": stored.Result}
 	if a := stored.Approval; a != nil {
-		out["approval_status"], out["approval"] = a.Status, a.Summary
+		out["approval_status"], out["approval"] = a.Status, a.Tally
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil

@@ -67,7 +67,7 @@ func TestPollLifecycle(t *testing.T) {
 	// already_read does not turn into expired later.
 	env.clock.Advance(time.Hour)
 	msgWantStatus(t, msgPoll(env, token, id), "already_read")
-	env.s.sweep(context.Background())
+	env.s.svc.Sweep(context.Background())
 	msgWantStatus(t, msgPoll(env, token, id), "already_read")
 }
 
@@ -146,7 +146,7 @@ func TestPollExpiryBySweep(t *testing.T) {
 	// 9m59s after the young one's tap the old one is 14m59s old.
 	env.clock.Advance(10*time.Minute - time.Second)
 	ctx := context.Background()
-	env.s.sweep(ctx)
+	env.s.svc.Sweep(ctx)
 
 	if m := msgStored(env, old); m.State != store.StateExpired || m.Response != nil {
 		t.Fatalf("swept response: state %q response %s, want expired and NULL", m.State, m.Response)
@@ -163,7 +163,7 @@ func TestPollExpiryBySweep(t *testing.T) {
 	msgWantStatus(t, msgPoll(env, token, old), "expired")
 
 	env.clock.Advance(2 * time.Second)
-	env.s.sweep(ctx)
+	env.s.svc.Sweep(ctx)
 	if m := msgStored(env, young); m.State != store.StateExpired || m.Response != nil {
 		t.Fatalf("swept response: state %q response %s, want expired and NULL", m.State, m.Response)
 	}

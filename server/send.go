@@ -1,14 +1,13 @@
 package server
 
 import (
-	"encoding/json"
 	"errors"
 	"net/http"
 	"strconv"
-	"strings"
 
 	"github.com/julienschmidt/httprouter"
 
+	"github.com/heraldhq/herald/service"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -46,7 +45,19 @@ func (s *Server) handleSend(w http.ResponseWriter, r *http.Request, p httprouter
 	return s.deliverMessage(w, r, ch, pl)
 }
 
-// sendResult is SPEC.md's send result.
+// parseSend decodes a send payload strictly and validates it.
+func parseSend(body []byte) (*service.SendPayload, error) {
+	var p service.SendPayload
+	if err := decodeBytes(body, &p); err != nil {
+		return nil, err
+	}
+	if err := service.CheckSend(&p); err != nil {
+		return nil, err
+	}
+	return &p, nil
+}
+
+// sendResult is the answer to a send.
 type sendResult struct {
 	OK    bool   `json:"ok"`
 	ID    string `json:"id"`
@@ -67,23 +78,9 @@ func (r sendResult) appendJSON(b []byte) []byte {
 
 // deliverMessage stores a validated message in ch (push job and stream
 // event with it) and answers {ok, id, muted}.
-func (s *Server) deliverMessage(w http.ResponseWriter, r *http.Request, ch *store.Channel, pl *sendPayload) error {
-	actions := pl.Actions
-	if ch.Approval != nil && len(actions) == 0 {
-		actions = approvalActions
-	}
-	actionsJSON := []byte("[]")
-	if len(actions) > 0 {
-		var err error
-		if actionsJSON, err = json.Marshal(actions); err != nil {
-			return err
-		}
-	}
-	m := &store.Message{
-		ChannelID: ch.ID, Title: strings.TrimSpace(*pl.Title), Body: pl.Body, Priority: pl.Priority,
-		Actions: actionsJSON, CallbackURL: pl.CallbackURL, Muted: ch.Muted(s.now()), Approval: ch.Approval,
-	}
-	if err := s.st.CreateMessage(r.Context(), m); errors.Is(err, store.ErrNotFound) {
+func (s *Server) deliverMessage(w http.ResponseWriter, r *http.Request, ch *store.Channel, pl *service.SendPayload) error {
+	m, err := s.svc.Send(r.Context(), ch, pl)
+	if errors.Is(err, store.ErrNotFound) {
 		return errInvalidToken("no channel has this webhook token") // deleted meanwhile
 	} else if err != nil {
 		return err

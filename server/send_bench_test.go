@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/heraldhq/herald/config"
+
+	"github.com/heraldhq/herald/service"
 )
 
 // BenchmarkSendHTTP measures POST /v1/send through the real server over
@@ -26,7 +28,7 @@ func BenchmarkSendHTTP(b *testing.B) {
 // BenchmarkBareHandler is the ceiling: a handler that decodes the same JSON.
 func BenchmarkBareHandler(b *testing.B) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var p sendPayload
+		var p service.SendPayload
 		if err := decodeJSON(r, &p); err != nil {
 			w.WriteHeader(400)
 			return

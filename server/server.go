@@ -16,6 +16,8 @@ import (
 
 	"github.com/heraldhq/herald/auth"
 	"github.com/heraldhq/herald/config"
+	"github.com/heraldhq/herald/schedule"
+	"github.com/heraldhq/herald/service"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -34,15 +36,18 @@ type Options struct {
 	// HTTPClient makes the outbound calls to identity providers; default
 	// one with a 15-second timeout.
 	HTTPClient *http.Client
+	// Service is Herald's rules over Store; default one made here.
+	Service *service.Service
 	// Subscriptions are the configured app stores (NewSubscriptions); nil:
 	// none, and their endpoints answer 404.
-	Subscriptions *Subscriptions
+	Subscriptions *service.Subscriptions
 }
 
 // Server is the HTTP API.
 type Server struct {
 	cfg     config.Config
 	st      *store.Store
+	svc     *service.Service
 	log     *slog.Logger
 	version string
 	now     func() time.Time
@@ -57,7 +62,7 @@ type Server struct {
 	signins   *signinThrottle
 	keyUse    *keyUse
 	providers map[string]*auth.Provider
-	subs      *Subscriptions
+	subs      *service.Subscriptions
 
 	streamsDone  chan struct{}
 	closeStreams sync.Once
@@ -74,11 +79,16 @@ func New(opts Options) *Server {
 	if opts.Registry == nil {
 		opts.Registry = prometheus.NewRegistry()
 	}
+	if opts.Service == nil {
+		so := service.OptionsFrom(opts.Config)
+		so.Now, so.Log = opts.Now, opts.Logger
+		opts.Service = service.New(opts.Store, so)
+	}
 	if opts.HTTPClient == nil {
 		opts.HTTPClient = &http.Client{Timeout: 15 * time.Second}
 	}
 	s := &Server{
-		cfg: opts.Config, st: opts.Store, log: opts.Logger, version: opts.Version, now: opts.Now,
+		cfg: opts.Config, st: opts.Store, svc: opts.Service, log: opts.Logger, version: opts.Version, now: opts.Now,
 		baseURL:     strings.TrimRight(opts.Config.BaseURL, "/"),
 		hsts:        strings.HasPrefix(strings.ToLower(opts.Config.BaseURL), "https://"),
 		registry:    opts.Registry,
@@ -116,38 +126,19 @@ func New(opts Options) *Server {
 // Handler returns the root HTTP handler.
 func (s *Server) Handler() http.Handler { return s.handler }
 
-// Run does the server's background chores until ctx ends: it writes API key
-// use times in batches, evicts idle rate-limit buckets and sweeps expired
-// responses, old messages and dead sessions. On the way out it
-// writes what is still buffered.
-func (s *Server) Run(ctx context.Context) error {
-	t := time.NewTicker(5 * time.Second)
-	defer t.Stop()
-	sweeps := time.NewTicker(30 * time.Second)
-	defer sweeps.Stop()
-	go s.warmProviders(ctx)
-	s.sweep(ctx)
-	approvals, indexer := make(chan struct{}), make(chan struct{})
-	go func() { defer close(approvals); s.runApprovals(ctx) }()
-	go func() { defer close(indexer); s.runIndexer(ctx) }()
-	defer func() { <-approvals; <-indexer }()
-	for {
-		select {
-		case <-ctx.Done():
-			// ctx is done; give the final flush a fresh, bounded one.
-			fctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			defer cancel()
-			return s.flushKeyUse(fctx)
-		case <-t.C:
-			if err := s.flushKeyUse(ctx); err != nil {
-				s.log.Warn("flush api key use", "err", err)
-			}
-			s.limits.sweep()
-			s.signins.sweep()
-		case <-sweeps.C:
-			s.sweep(ctx)
+// Schedule adds the HTTP layer's background jobs to sch: writing API key
+// use times in batches (and what is still buffered at shutdown), evicting
+// idle rate-limit buckets, and looking up the identity providers early.
+func (s *Server) Schedule(sch *schedule.Scheduler) {
+	flush := func(ctx context.Context) {
+		if err := s.flushKeyUse(ctx); err != nil {
+			s.log.Warn("flush api key use", "err", err)
 		}
 	}
+	sch.Every("api key use", 5*time.Second, flush)
+	sch.AtExit("api key use", 5*time.Second, flush)
+	sch.Every("rate limit buckets", 5*time.Second, func(context.Context) { s.limits.sweep() })
+	sch.Loop("identity providers", s.warmProviders)
 }
 
 // handlerFunc is a handler that returns its error instead of writing it, so

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,36 +10,14 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
-	"github.com/heraldhq/herald/push"
 	"github.com/heraldhq/herald/store"
 )
 
 // heartbeat keeps idle streams (and the proxies in front of them) open.
 const heartbeat = 15 * time.Second
 
-// VAPIDKeys returns the server's Web Push key pair, generating it on first
-// use and keeping it in the database (browsers subscribe to the public key,
-// so it must survive restarts).
-func VAPIDKeys(ctx context.Context, st *store.Store) (public, private string, err error) {
-	b, err := st.EnsureSetting(ctx, "vapid_keys", func() ([]byte, error) {
-		priv, pub, err := push.GenerateVAPIDKeys()
-		if err != nil {
-			return nil, err
-		}
-		return json.Marshal([2]string{pub, priv})
-	})
-	if err != nil {
-		return "", "", err
-	}
-	var keys [2]string
-	if err := json.Unmarshal(b, &keys); err != nil {
-		return "", "", fmt.Errorf("server: stored VAPID keys: %w", err)
-	}
-	return keys[0], keys[1], nil
-}
-
 func (s *Server) handleVAPIDKey(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-	pub, _, err := VAPIDKeys(r.Context(), s.st)
+	pub, _, err := s.svc.VAPIDKeys(r.Context())
 	if err != nil {
 		return err
 	}

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/config"
+	"github.com/heraldhq/herald/service"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -409,7 +410,7 @@ func TestVAPIDPublicKeyEndpoint(t *testing.T) {
 	if again := env.do(200, "GET", "/v1/push/vapid-public-key", nil, "").Str("public_key"); again != key {
 		t.Errorf("second call gave %q, want the same key %q", again, key)
 	}
-	pub, priv, err := VAPIDKeys(context.Background(), env.st)
+	pub, priv, err := env.s.svc.VAPIDKeys(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -435,7 +436,7 @@ func TestVAPIDKeysSurviveReopen(t *testing.T) {
 		return st
 	}
 	st := open()
-	pub, priv, err := VAPIDKeys(context.Background(), st)
+	pub, priv, err := service.New(st, service.Options{}).VAPIDKeys(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -445,7 +446,7 @@ func TestVAPIDKeysSurviveReopen(t *testing.T) {
 
 	st = open()
 	defer st.Close()
-	pub2, priv2, err := VAPIDKeys(context.Background(), st)
+	pub2, priv2, err := service.New(st, service.Options{}).VAPIDKeys(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

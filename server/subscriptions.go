@@ -22,44 +22,6 @@ const (
 	storeGoogle = "google"
 )
 
-// proPlan is the plan a running subscription pays for.
-const proPlan = "pro"
-
-// Subscriptions are the configured app stores; a nil field is a store that
-// is not configured, whose endpoints answer 404.
-type Subscriptions struct {
-	Apple     *subscription.Apple
-	ApplePro  []string // product ids that pay for the pro plan
-	Play      *subscription.Play
-	PubSub    *subscription.PubSub // nil: the Google webhook is off
-	GooglePro []string
-}
-
-// NewSubscriptions builds the stores cfg configures: Apple when bundle_id is
-// set, Google when package_name is. client makes the outbound calls (Play
-// API, its token endpoint, Google's keys); it must have a timeout.
-func NewSubscriptions(cfg config.Subscriptions, client *http.Client, now func() time.Time) (*Subscriptions, error) {
-	subs := &Subscriptions{ApplePro: cfg.Apple.ProProductIDs, GooglePro: cfg.Google.ProProductIDs}
-	if cfg.Apple.BundleID != "" {
-		a, err := subscription.NewApple(cfg.Apple.BundleID, cfg.Apple.RootCAFile, now)
-		if err != nil {
-			return nil, err
-		}
-		subs.Apple = a
-	}
-	if g := cfg.Google; g.PackageName != "" {
-		p, err := subscription.NewPlay(g.PackageName, g.CredentialsFile, g.Endpoint, client)
-		if err != nil {
-			return nil, err
-		}
-		subs.Play = p
-		if g.PubsubAudience != "" {
-			subs.PubSub = subscription.NewPubSub(g.PubsubAudience, g.PubsubEmail, g.PackageName, "", "", client)
-		}
-	}
-	return subs, nil
-}
-
 // subscriptionView is GET /v1/subscriptions: the user's plan, what pays
 // for it, and its limits.
 func (s *Server) subscriptionView(ctx context.Context, userID string) (map[string]any, error) {
@@ -144,7 +106,7 @@ func (s *Server) handleVerifyPurchase(w http.ResponseWriter, r *http.Request, p 
 }
 
 func (s *Server) saveSubscription(ctx context.Context, sub *store.Subscription) error {
-	return s.st.SaveSubscription(ctx, sub, proPlan, s.cfg.DefaultPlan)
+	return s.st.SaveSubscription(ctx, sub, config.PlanPro, s.cfg.DefaultPlan)
 }
 
 // verifyApple checks {"signed_transaction"} from StoreKit 2.

@@ -163,13 +163,13 @@ func TestAppleSubscriptionLapses(t *testing.T) {
 	expires := env.clock.Now().Add(10 * time.Minute).Truncate(time.Millisecond)
 	env.do(200, "POST", "/v1/subscriptions/apple/verify",
 		map[string]any{"signed_transaction": chain.Sign(appleTx("4000", "pro.monthly", expires))}, u.Token)
-	env.s.sweep(context.Background())
+	env.s.svc.Sweep(context.Background())
 	wantSubscription(t, env, u, "pro", "active", &expires)
 
 	env.clock.Advance(20 * time.Minute) // within the session's hour
 	// Before the sweep runs, the answer already says expired...
 	wantSubscription(t, env, u, "pro", "expired", &expires)
-	env.s.sweep(context.Background())
+	env.s.svc.Sweep(context.Background())
 	// ...and after it the plan follows.
 	wantSubscription(t, env, u, "free", "expired", &expires)
 }

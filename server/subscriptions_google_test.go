@@ -669,7 +669,7 @@ func TestGoogleSubscriptionExpiresBySweep(t *testing.T) {
 	// Sessions last an hour; API keys outlive the jump.
 	short.Token, long.Token = g.apiKey(short), g.apiKey(long)
 	g.clock.Advance(2 * time.Hour)
-	g.s.sweep(context.Background())
+	g.s.svc.Sweep(context.Background())
 
 	g.wantSubscription(short, googleView{plan: "free", status: "expired", product: playMonthly, expires: &soon})
 	g.wantStored(shortToken, short, store.SubscriptionExpired, soon)

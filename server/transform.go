@@ -7,6 +7,7 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
+	"github.com/heraldhq/herald/service"
 	"github.com/heraldhq/herald/transform"
 )
 
@@ -37,9 +38,9 @@ func (s *Server) handleWebhook(w http.ResponseWriter, r *http.Request, p httprou
 		writeJSON(w, http.StatusOK, map[string]bool{"ok": true, "ignored": true})
 		return nil
 	}
-	pl := &sendPayload{Title: &m.Title, Body: m.Body, Priority: m.Priority}
-	if m.URL != "" && validHTTPURL("url", m.URL) == nil {
-		pl.Actions = []action{{Type: "url", Label: m.URLLabel, Value: m.URL}}
+	pl := &service.SendPayload{Title: &m.Title, Body: m.Body, Priority: m.Priority}
+	if m.URL != "" && service.ValidHTTPURL("url", m.URL) == nil {
+		pl.Actions = []service.Action{{Type: "url", Label: m.URLLabel, Value: m.URL}}
 	}
 	return s.deliverMessage(w, r, ch, pl)
 }

@@ -129,7 +129,7 @@ func (s *Store) CastVote(ctx context.Context, id string, v Vote, resolve Resolve
 		if err != nil {
 			return err
 		}
-		approvals, rejections := countVotes(votes)
+		approvals, rejections := CountVotes(votes)
 		switch {
 		case rejections > 0:
 			res, err = s.resolve(tx, id, a, ApprovalRejected, &v, resolve)
@@ -147,7 +147,8 @@ func (s *Store) CastVote(ctx context.Context, id string, v Vote, resolve Resolve
 	return res, nil
 }
 
-func countVotes(votes []Vote) (approvals, rejections int) {
+// CountVotes counts the approvals and rejections among votes.
+func CountVotes(votes []Vote) (approvals, rejections int) {
 	for _, v := range votes {
 		switch v.Action {
 		case "approve":
@@ -182,7 +183,7 @@ func (s *Store) resolve(tx *writeTx, id string, a *approvalRow, status string, d
 	}
 	res := &Resolution{MessageID: id, ChannelID: a.channelID, Status: status, Required: a.rule.RequiredCount,
 		Votes: votes, At: at, Responses: json.RawMessage("{}")}
-	res.Approvals, res.Rejections = countVotes(votes)
+	res.Approvals, res.Rejections = CountVotes(votes)
 	if status == ApprovalExpired && res.Rejections > 0 {
 		res.Status = ApprovalRejected
 	}

@@ -33,7 +33,9 @@ import (
 
 	"github.com/heraldhq/herald/auth"
 	"github.com/heraldhq/herald/config"
+	"github.com/heraldhq/herald/schedule"
 	"github.com/heraldhq/herald/server"
+	"github.com/heraldhq/herald/service"
 	"github.com/heraldhq/herald/store"
 	"github.com/heraldhq/herald/web"
 )
@@ -72,13 +74,17 @@ func newEnv(t *testing.T, configure ...func(*config.Config)) *env {
 	for _, f := range configure {
 		f(&cfg)
 	}
-	s := server.New(server.Options{Config: cfg, Store: st, Logger: slog.New(slog.DiscardHandler),
+	svc := service.New(st, service.OptionsFrom(cfg))
+	s := server.New(server.Options{Config: cfg, Store: st, Service: svc, Logger: slog.New(slog.DiscardHandler),
 		Version: "test", UI: web.Handler()})
+	jobs := schedule.New(slog.New(slog.DiscardHandler))
+	svc.Schedule(jobs)
+	s.Schedule(jobs)
 	srv.Config.Handler = s.Handler()
 	srv.Start()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { defer close(done); _ = s.Run(ctx) }()
+	go func() { defer close(done); _ = jobs.Run(ctx) }()
 	t.Cleanup(func() {
 		srv.Close()
 		cancel()

@@ -1,4 +1,4 @@
-package server
+package service
 
 import (
 	"bytes"
@@ -6,15 +6,15 @@ import (
 	"testing"
 )
 
-// FuzzStoredResponse feeds decodeStoredResponse arbitrary bytes: it must
+// FuzzStoredResponse feeds DecodeStoredResponse arbitrary bytes: it must
 // fail rather than panic on anything but an object (or null), find the
 // callback result of either stored shape, and read back what the server
 // writes, whatever the fuzzed strings in it.
 func FuzzStoredResponse(f *testing.F) {
-	plain, _ := json.Marshal(callbackResult{MessageID: "msg_1", ChannelID: "ch_1", Timestamp: "2026-01-02T03:04:05.678Z",
+	plain, _ := json.Marshal(CallbackResult{MessageID: "msg_1", ChannelID: "ch_1", Timestamp: "2026-01-02T03:04:05.678Z",
 		TriggeredBy: "why", Responses: map[string]json.RawMessage{"reason": json.RawMessage(`"risky"`), "n": json.RawMessage(`3.5`)}})
 	f.Add(plain)
-	f.Add(mustStoredApproval(f, callbackResult{MessageID: "msg_2", ChannelID: "ch_1", Timestamp: "2026-01-02T03:04:05.678Z",
+	f.Add(mustStoredApproval(f, CallbackResult{MessageID: "msg_2", ChannelID: "ch_1", Timestamp: "2026-01-02T03:04:05.678Z",
 		TriggeredBy: "approve", Responses: map[string]json.RawMessage{}}, "approved"))
 	f.Add([]byte(`null`))
 	f.Add([]byte(`{"result":null}`))
@@ -22,11 +22,11 @@ func FuzzStoredResponse(f *testing.F) {
 	f.Add([]byte(`[1,2]`))
 	f.Add([]byte(`{"result":`))
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		got, err := decodeStoredResponse(raw)
+		got, err := DecodeStoredResponse(raw)
 		var members map[string]json.RawMessage
 		if json.Unmarshal(raw, &members) != nil {
 			if err == nil {
-				t.Fatalf("decodeStoredResponse(%q) accepted a non-object", raw)
+				t.Fatalf("DecodeStoredResponse(%q) accepted a non-object", raw)
 			}
 		} else if err == nil {
 			want, ok := members["result"]
@@ -34,30 +34,30 @@ func FuzzStoredResponse(f *testing.F) {
 				want = raw
 			}
 			if !bytes.Equal(got.Result, want) {
-				t.Fatalf("decodeStoredResponse(%q).Result = %q, want %q", raw, got.Result, want)
+				t.Fatalf("DecodeStoredResponse(%q).Result = %q, want %q", raw, got.Result, want)
 			}
 			_, hasStatus := members["approval_status"]
 			_, hasSummary := members["approval"]
 			if (got.Approval != nil) != (ok && (hasStatus || hasSummary)) {
-				t.Fatalf("decodeStoredResponse(%q).Approval = %+v", raw, got.Approval)
+				t.Fatalf("DecodeStoredResponse(%q).Approval = %+v", raw, got.Approval)
 			}
 		}
 
 		// What the server writes reads back, whatever the strings hold.
 		s := string(raw)
-		cr := callbackResult{MessageID: s, ChannelID: s, Timestamp: s, TriggeredBy: s,
+		cr := CallbackResult{MessageID: s, ChannelID: s, Timestamp: s, TriggeredBy: s,
 			Responses: map[string]json.RawMessage{s: json.RawMessage(`true`)}}
 		want, _ := json.Marshal(cr)
 		approval := mustStoredApproval(t, cr, s)
 		for _, stored := range [][]byte{want, approval} {
-			got, err := decodeStoredResponse(stored)
+			got, err := DecodeStoredResponse(stored)
 			if err != nil || !bytes.Equal(got.Result, want) {
-				t.Fatalf("decodeStoredResponse(%s) = %s, %v; want result %s", stored, got.Result, err, want)
+				t.Fatalf("DecodeStoredResponse(%s) = %s, %v; want result %s", stored, got.Result, err, want)
 			}
 		}
 		var status string // s as JSON keeps it: invalid UTF-8 replaced
 		_ = json.Unmarshal(mustMarshal(t, s), &status)
-		if got, _ := decodeStoredResponse(approval); got.Approval == nil || got.Approval.Status != status {
+		if got, _ := DecodeStoredResponse(approval); got.Approval == nil || got.Approval.Status != status {
 			t.Fatalf("approval outcome %q lost: %+v", status, got.Approval)
 		}
 	})
@@ -65,15 +65,24 @@ func FuzzStoredResponse(f *testing.F) {
 
 // mustStoredApproval is what resolveApproval stores for an approval resolved
 // with status and result.
-func mustStoredApproval(t testing.TB, result callbackResult, status string) []byte {
+func mustStoredApproval(t testing.TB, result CallbackResult, status string) []byte {
 	t.Helper()
 	b, err := json.Marshal(storedApproval{
 		Result:         result,
 		ApprovalStatus: status,
-		Approval: approvalSummary{ApprovalsReceived: 2, RequiredCount: 2, Votes: []voteJSON{
+		Approval: ApprovalTally{ApprovalsReceived: 2, RequiredCount: 2, Votes: []Vote{
 			{UserID: "u_1", UserName: "Ann", Action: "approve", ResponseData: json.RawMessage(`{}`), RespondedAt: "2026-01-02T03:04:05.000Z"},
 		}},
 	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func mustMarshal(t testing.TB, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,200 @@
+package service
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+	"time"
+
+	"github.com/heraldhq/herald/store"
+)
+
+// Vote actions on an approval message.
+const (
+	ActionApprove = "approve"
+	ActionReject  = "reject"
+)
+
+// ApprovalActions are the buttons of a message on an approval channel that
+// was sent without actions of its own.
+var ApprovalActions = []Action{
+	{Type: "button", Key: ActionApprove, Label: "Approve", Style: "primary"},
+	{Type: "button", Key: ActionReject, Label: "Reject", Style: "destructive"},
+}
+
+// MessageFor returns a message and its channel if userID may see it: the
+// channel's owner, or an approver named by the message's own approval rule
+// (the one in force when it was sent). Anyone else gets ErrNotFound, as for
+// a message that does not exist.
+func (s *Service) MessageFor(ctx context.Context, userID, id string) (*store.Message, *store.Channel, error) {
+	m, err := s.st.Message(ctx, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	ch, err := s.st.ChannelByID(ctx, m.ChannelID)
+	if err != nil {
+		return nil, nil, err
+	}
+	if ch.UserID != userID && !IsApprover(m.Approval, userID) {
+		return nil, nil, ErrNotFound
+	}
+	return m, ch, nil
+}
+
+// IsApprover reports whether rule names userID.
+func IsApprover(rule *store.ApprovalRule, userID string) bool {
+	return rule != nil && slices.Contains(rule.Approvers, userID)
+}
+
+// Answer is where a message stands after a response or a vote.
+type Answer struct {
+	Status string // the polling state: submitted, or pending while an approval is open
+	// ApprovalStatus is set on approval messages: pending, approved or
+	// rejected.
+	ApprovalStatus string
+}
+
+// Respond records who's answer to a message: the tapped button or the
+// submitted form (action is its key), or on an approval message, a vote
+// (approve or reject). The answer, its stream event and its callback
+// commit together; the first answer stands.
+func (s *Service) Respond(ctx context.Context, who *store.User, messageID, action string, responses map[string]json.RawMessage) (Answer, error) {
+	if action == "" {
+		return Answer{}, invalid("action is required: the key of the tapped button or submitted form")
+	}
+	if responses == nil {
+		responses = map[string]json.RawMessage{}
+	}
+	// Whoever may not see the message gets not found, approval or not, so
+	// that ids of other users' messages are not revealed.
+	m, _, err := s.MessageFor(ctx, who.ID, messageID)
+	if err != nil {
+		return Answer{}, err
+	}
+	if m.Approval != nil {
+		// Only approvers vote, not even the owner unless listed: an owner
+		// who is not an approver is told so.
+		return s.vote(ctx, m, who, action, responses)
+	}
+	var actions []Action
+	if err := json.Unmarshal(m.Actions, &actions); err != nil {
+		return Answer{}, err
+	}
+	var act *Action
+	for i := range actions {
+		if actions[i].Key == action && actions[i].Type != "url" {
+			act = &actions[i]
+		}
+	}
+	if act == nil {
+		return Answer{}, invalid("action %q is not a button or form of this message", action)
+	}
+	if act.Type == "button" && len(responses) > 0 {
+		return Answer{}, invalid("a button takes no responses")
+	}
+	if act.Type == "form" {
+		if err := CheckResponses(act.Fields, responses); err != nil {
+			return Answer{}, err
+		}
+	}
+	now := s.now().UTC()
+	result := CallbackResult{MessageID: m.ID, ChannelID: m.ChannelID, Timestamp: FormatTime(now),
+		TriggeredBy: action, Responses: responses}
+	stored, err := json.Marshal(result)
+	if err != nil {
+		return Answer{}, err
+	}
+	job, err := callbackFor(m, EventResponse, ResponseEvent{Event: EventResponse, CallbackResult: result})
+	if err != nil {
+		return Answer{}, err
+	}
+	err = s.st.Respond(ctx, m.ID, stored, now, job)
+	if errors.Is(err, store.ErrAlreadyResponded) {
+		return Answer{}, conflict("already_responded", "this message already has a response; the first one stands")
+	}
+	if err != nil {
+		return Answer{}, err
+	}
+	return Answer{Status: store.StateSubmitted}, nil
+}
+
+// vote records an approver's vote; the vote that decides resolves the
+// approval in the same transaction.
+func (s *Service) vote(ctx context.Context, m *store.Message, who *store.User, action string, responses map[string]json.RawMessage) (Answer, error) {
+	if !IsApprover(m.Approval, who.ID) {
+		return Answer{}, forbidden("you are not an approver of this message")
+	}
+	if action != ActionApprove && action != ActionReject {
+		return Answer{}, invalid("on an approval channel, action must be approve or reject")
+	}
+	if err := checkVoteResponses(responses); err != nil {
+		return Answer{}, err
+	}
+	data, err := json.Marshal(responses)
+	if err != nil {
+		return Answer{}, err
+	}
+	v := store.Vote{UserID: who.ID, UserName: who.Name, Action: action, ResponseData: data,
+		RespondedAt: s.now().UTC().Truncate(time.Millisecond)}
+	if v.UserName == "" {
+		v.UserName = who.Email
+	}
+	res, err := s.st.CastVote(ctx, m.ID, v, resolveApproval)
+	switch {
+	case errors.Is(err, store.ErrAlreadyVoted):
+		return Answer{}, conflict("already_voted", "you have already voted on this message")
+	case errors.Is(err, store.ErrApprovalClosed):
+		return Answer{}, conflict("already_responded", "this approval is already resolved; votes are closed")
+	case err != nil:
+		return Answer{}, err
+	}
+	if res != nil {
+		return Answer{Status: store.StateSubmitted, ApprovalStatus: res.Status}, nil
+	}
+	return Answer{Status: store.StatePending, ApprovalStatus: "pending"}, nil
+}
+
+// resolveApproval builds what a resolution stores and sends: the polling
+// answer (none when it expired without a rejection) and the callback.
+func resolveApproval(r store.Resolution) (json.RawMessage, *store.NewDelivery, error) {
+	tally := ApprovalTally{ApprovalsReceived: r.Approvals, RejectionsReceived: r.Rejections,
+		RequiredCount: r.Required, Votes: Votes(r.Votes)}
+	var answer json.RawMessage
+	if r.Status != store.ApprovalExpired {
+		triggered := r.TriggeredBy
+		if triggered == "" { // an expiry reported as rejected
+			triggered = ActionReject
+		}
+		var responses map[string]json.RawMessage
+		if err := json.Unmarshal(r.Responses, &responses); err != nil || responses == nil {
+			responses = map[string]json.RawMessage{}
+		}
+		b, err := json.Marshal(storedApproval{
+			Result: CallbackResult{MessageID: r.MessageID, ChannelID: r.ChannelID, Timestamp: FormatTime(r.At),
+				TriggeredBy: triggered, Responses: responses},
+			ApprovalStatus: r.Status,
+			Approval:       tally,
+		})
+		if err != nil {
+			return nil, nil, err
+		}
+		answer = b
+	}
+	m := &store.Message{ID: r.MessageID, ChannelID: r.ChannelID, CallbackURL: r.CallbackURL}
+	job, err := callbackFor(m, EventApproval, ApprovalEvent{Event: EventApproval, MessageID: r.MessageID,
+		ChannelID: r.ChannelID, Status: r.Status, ApprovalTally: tally, Timestamp: FormatTime(r.At)})
+	return answer, job, err
+}
+
+// ExpireApprovals resolves the approvals whose window has passed.
+func (s *Service) ExpireApprovals(ctx context.Context) ([]store.Resolution, error) {
+	return s.st.ExpireApprovals(ctx, s.now(), resolveApproval)
+}
+
+// Tally is where a message's approval stands, from its votes.
+func Tally(m *store.Message, votes []store.Vote) ApprovalTally {
+	approvals, rejections := store.CountVotes(votes)
+	return ApprovalTally{ApprovalsReceived: approvals, RejectionsReceived: rejections,
+		RequiredCount: m.Approval.RequiredCount, Votes: Votes(votes)}
+}

@@ -1,0 +1,60 @@
+package service
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/heraldhq/herald/store"
+)
+
+// Kind is what went wrong, in terms a caller can act on. The HTTP layer
+// turns each kind into its status and error code.
+type Kind int
+
+// The kinds of Error.
+const (
+	// Invalid: the request breaks a rule (400 invalid_payload).
+	Invalid Kind = iota + 1
+	// Forbidden: the caller sees the thing but may not do this (403).
+	Forbidden
+	// Conflict: the thing is no longer in a state that allows this (409,
+	// with Error.Code).
+	Conflict
+)
+
+// Error is a refusal a caller is meant to read: its Kind, a code for
+// conflicts (already_responded, already_voted) and a message that says
+// what to do. Anything that is not an *Error (or store.ErrNotFound, for a
+// thing the caller may not see) is an internal failure.
+type Error struct {
+	Kind    Kind
+	Code    string
+	Message string
+}
+
+func (e *Error) Error() string { return e.Message }
+
+// ErrNotFound is a thing that does not exist or that the caller may not see:
+// the two look the same, so that ids of other users' things are not revealed.
+var ErrNotFound = store.ErrNotFound
+
+func invalid(format string, args ...any) *Error {
+	return &Error{Kind: Invalid, Message: fmt.Sprintf(format, args...)}
+}
+
+func forbidden(format string, args ...any) *Error {
+	return &Error{Kind: Forbidden, Message: fmt.Sprintf(format, args...)}
+}
+
+func conflict(code, format string, args ...any) *Error {
+	return &Error{Kind: Conflict, Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// message is the text of a refusal made by this package.
+func message(err error) string {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Message
+	}
+	return err.Error()
+}

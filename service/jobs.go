@@ -1,0 +1,126 @@
+package service
+
+import (
+	"context"
+	"time"
+
+	"github.com/heraldhq/herald/config"
+	"github.com/heraldhq/herald/schedule"
+	"github.com/heraldhq/herald/store"
+)
+
+// Background work of the rules, as scheduled by Schedule.
+const (
+	// EventHistory is how far back a live stream can resume with
+	// Last-Event-ID.
+	EventHistory = 24 * time.Hour
+	// sweepEvery is how often the sweep runs.
+	sweepEvery = 30 * time.Second
+	// indexDelay is how long the search indexer lets a burst of sends
+	// gather before it indexes them; indexBatch, how many messages one
+	// write indexes.
+	indexDelay = 200 * time.Millisecond
+	indexBatch = 1000
+)
+
+// Schedule adds the rules' background jobs to sch: the sweep, the
+// resolution of approvals at their deadline, and the search indexer.
+func (s *Service) Schedule(sch *schedule.Scheduler) {
+	sch.Every("sweep", sweepEvery, s.Sweep)
+	sch.Loop("approvals", s.runApprovals)
+	sch.Loop("search index", s.runIndexer)
+}
+
+// ExpireBefore is the submission time at or before which a stored answer
+// has expired unread.
+func (s *Service) ExpireBefore() time.Time { return s.now().Add(-s.opts.ResponseTTL) }
+
+// Sweep does the periodic clean-up: answers not read in time expire,
+// messages past retention go, stream history past EventHistory goes,
+// subscriptions past their end date end (and with them the pro plan), dead
+// sessions go, and the space they held is given back.
+func (s *Service) Sweep(ctx context.Context) {
+	now, start := s.now(), time.Now()
+	if n, err := s.st.ExpireResponses(ctx, s.ExpireBefore()); err != nil {
+		s.log.Warn("sweep: expire responses", "err", err)
+	} else if n > 0 {
+		s.log.Debug("sweep: expired responses", "count", n)
+	}
+	deleted, err := s.st.DeleteMessagesBefore(ctx, now.Add(-s.opts.Retention))
+	if err != nil {
+		s.log.Warn("sweep: delete old messages", "err", err)
+	} else if deleted > 0 {
+		s.log.Info("sweep: deleted messages past retention", "count", deleted)
+	}
+	events, err := s.st.DeleteEventsBefore(ctx, now.Add(-EventHistory))
+	if err != nil {
+		s.log.Warn("sweep: events", "err", err)
+	}
+	if n, err := s.st.ExpireSubscriptions(ctx, config.PlanPro, s.opts.DefaultPlan); err != nil {
+		s.log.Warn("sweep: subscriptions", "err", err)
+	} else if n > 0 {
+		s.log.Info("sweep: subscriptions ended", "count", n)
+	}
+	if _, err := s.st.DeleteExpiredSessions(ctx); err != nil {
+		s.log.Warn("sweep: sessions", "err", err)
+	}
+	if deleted+events > 0 {
+		pages, err := s.st.ReclaimSpace(ctx)
+		if err != nil {
+			s.log.Warn("sweep: reclaim space", "err", err)
+		}
+		s.log.Info("sweep finished", "messages", deleted, "events", events, "pages_reclaimed", pages,
+			"took_ms", time.Since(start).Milliseconds())
+	}
+}
+
+// runApprovals resolves approvals whose window has passed, at their
+// deadline: it sleeps until the earliest open deadline or until a new
+// approval message is stored. Deadlines are in the database, so a restart
+// picks up where it left.
+func (s *Service) runApprovals(ctx context.Context) {
+	wake := s.st.Wakeup(store.TopicApprovals)
+	timer := time.NewTimer(time.Hour)
+	for {
+		res, err := s.ExpireApprovals(ctx)
+		if err != nil && ctx.Err() == nil {
+			s.log.Error("approvals: expire", "err", err)
+		}
+		for _, r := range res {
+			s.log.Info("approval window closed", "message", r.MessageID, "status", r.Status, "approvals", r.Approvals)
+		}
+		wait := time.Minute
+		if next, ok, err := s.st.NextApprovalDeadline(ctx); err == nil && ok {
+			wait = min(max(next.Sub(s.now()), 10*time.Millisecond), time.Minute)
+		}
+		if !schedule.Sleep(ctx, timer, wait, wake) {
+			return
+		}
+	}
+}
+
+// runIndexer keeps the search index a moment behind the sends: woken by a
+// commit, it waits indexDelay, so that a burst is indexed in a few writes,
+// then indexes until it has caught up.
+func (s *Service) runIndexer(ctx context.Context) {
+	wake, cancel := s.st.Subscribe(store.TopicEvents)
+	defer cancel()
+	timer := time.NewTimer(time.Hour)
+	for {
+		for {
+			n, err := s.st.IndexForSearch(ctx, indexBatch)
+			if err != nil {
+				if ctx.Err() == nil {
+					s.log.Warn("search: index messages", "err", err)
+				}
+				break
+			}
+			if n < indexBatch {
+				break
+			}
+		}
+		if !schedule.Sleep(ctx, timer, time.Hour, wake) || !schedule.Sleep(ctx, timer, indexDelay, nil) {
+			return
+		}
+	}
+}

@@ -1,0 +1,54 @@
+// Package service holds Herald's rules: what a send must be, who may see
+// and answer a message and how, how an approval resolves, what is stored as
+// an answer and what goes out as a callback, API keys, the server's Web
+// Push keys, and the plan a subscription pays for. The HTTP handlers
+// (server) and the command line call it; it calls the store. It knows
+// nothing of HTTP: a refusal is an *Error of a Kind, which the caller turns
+// into its own terms.
+package service
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/heraldhq/herald/config"
+	"github.com/heraldhq/herald/store"
+)
+
+// Options are the settings of the rules.
+type Options struct {
+	// Now is the clock; default time.Now.
+	Now func() time.Time
+	// Log receives what background jobs have to say; default slog.Default.
+	Log *slog.Logger
+	// ResponseTTL is how long an answer waits to be polled before it
+	// expires; Retention, how long messages are kept.
+	ResponseTTL, Retention time.Duration
+	// DefaultPlan is the plan of a user without a running subscription.
+	DefaultPlan string
+}
+
+// OptionsFrom takes the rules' settings from the configuration.
+func OptionsFrom(cfg config.Config) Options {
+	return Options{ResponseTTL: cfg.Polling.ResponseTTL.Duration, Retention: cfg.Retention.Messages.Duration,
+		DefaultPlan: cfg.DefaultPlan}
+}
+
+// Service is Herald's rules over one store.
+type Service struct {
+	st   *store.Store
+	now  func() time.Time
+	log  *slog.Logger
+	opts Options
+}
+
+// New returns the rules over st.
+func New(st *store.Store, opts Options) *Service {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Log == nil {
+		opts.Log = slog.Default()
+	}
+	return &Service{st: st, now: opts.Now, log: opts.Log, opts: opts}
+}
