@@ -25,8 +25,8 @@ type MessageQuery struct {
 	// Approver, with ChannelID, keeps only the messages whose own approval
 	// rule (the one in force when each was sent) names this user.
 	Approver string
-	// Search keeps the messages whose title or body has every word, as a
-	// word or a word's start; "" keeps all.
+	// Search keeps the messages whose title or body has every word (the
+	// last one may be a word's start); "" keeps all.
 	Search string
 	// Before is a cursor (MessagePage.Next): only older messages follow.
 	Before int64
@@ -157,14 +157,21 @@ func (s *Store) searchPositions(ctx context.Context, q MessageQuery, before int6
 	return pos, total, err
 }
 
-// searchMatch turns a search into an FTS5 query: every word, as a prefix,
-// in the title or the body, of a message the user may read (and of the
-// channel, when one is given). Words are quoted, so that no character of
-// theirs is query syntax.
+// searchMatch turns a search into an FTS5 query: every word in the title
+// or the body, the last one as a prefix (it may still be being typed), of
+// a message the user may read (and of the channel, when one is given).
+// Whole words are single index lookups where a prefix must merge every word
+// it starts. Words are quoted, so that no character of theirs is query
+// syntax.
 func searchMatch(q MessageQuery) (string, error) {
+	fields := strings.Fields(q.Search)
 	var words []string
-	for _, w := range strings.Fields(q.Search) {
-		words = append(words, `"`+strings.ReplaceAll(w, `"`, `""`)+`"*`)
+	for i, w := range fields {
+		word := `"` + strings.ReplaceAll(w, `"`, `""`) + `"`
+		if i == len(fields)-1 {
+			word += "*"
+		}
+		words = append(words, word)
 	}
 	if len(words) == 0 {
 		return "", ErrBadSearch
