@@ -63,7 +63,7 @@ func (p *problems) httpURL(key, s string, optional bool) {
 // providerName is what may appear as the {idp} path segment.
 var providerName = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
 
-// reservedNames share the /v1/auth/:idp route with sign-in (see ENVIRONMENT.md on httprouter).
+// reservedNames share the /v1/auth/:idp route with sign-in (httprouter cannot hold /v1/auth/refresh beside /v1/auth/:idp; see server/routes.go).
 var reservedNames = []string{"local", "refresh", "logout", "logout-all"}
 
 // defaultScopes are requested from a provider that sets none.

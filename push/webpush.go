@@ -38,7 +38,7 @@ func NewWebPush(subject, publicKey, privateKey string, client *http.Client) *Web
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	}
 	// webpush-go adds "mailto:" to any subscriber not starting with "https:",
-	// so hand it the address without the scheme (ENVIRONMENT.md).
+	// so hand it the address without the scheme.
 	return &WebPush{subscriber: strings.TrimPrefix(subject, "mailto:"), public: publicKey, private: privateKey, client: client}
 }
 

@@ -272,8 +272,9 @@ type aprEvent struct {
 	at                              time.Time
 }
 
-// checkEvent checks a callback against SPEC.md's approval.resolved, field
-// by field, and its signature with the channel secret.
+// checkEvent checks a callback against the approval.resolved event of
+// docs/answers.md ("Events"), field by field, and its signature with the
+// channel secret.
 func (f *aprFixture) checkEvent(cb aprCallback, want aprEvent) {
 	t := f.env.t
 	t.Helper()

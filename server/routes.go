@@ -13,7 +13,7 @@ func (s *Server) routes() {
 	}
 
 	// Sign-in, refresh and logout share one route: httprouter cannot hold
-	// /v1/auth/refresh beside /v1/auth/:idp (see ENVIRONMENT.md).
+	// /v1/auth/refresh beside /v1/auth/:idp (it panics at registration).
 	s.public(post, "/v1/auth/:idp", s.handleAuthPost)
 	s.authed(get, "/v1/auth/me", s.handleMe)
 	s.public(get, "/auth/:idp/login", s.handleLogin)
