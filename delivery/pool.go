@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/heraldhq/herald/schedule"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -33,8 +34,7 @@ func (p *pool[T]) run(ctx context.Context) {
 	slots := make(chan struct{}, p.workers)
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	timer := time.NewTimer(0)
-	defer timer.Stop()
+	timer := time.NewTimer(time.Hour)
 	for {
 		// One read per turn says whether anything is due and when the next
 		// job will be; a claim is a write, so it is only made when needed.
@@ -64,25 +64,15 @@ func (p *pool[T]) run(ctx context.Context) {
 		if err == nil && ok {
 			wait = min(max(next.Sub(p.now()), time.Millisecond), time.Minute)
 		}
-		if !timer.Stop() {
-			select {
-			case <-timer.C:
-			default:
-			}
-		}
-		timer.Reset(wait)
-		select {
-		case <-ctx.Done():
+		woken, live := schedule.Sleep(ctx, timer, wait, wake)
+		if !live {
 			return
-		case <-wake:
-			if p.settle > 0 {
-				select {
-				case <-ctx.Done():
-					return
-				case <-time.After(p.settle):
-				}
+		}
+		// Woken by a commit: let the commits of a busy moment gather.
+		if woken && p.settle > 0 {
+			if _, live := schedule.Sleep(ctx, timer, p.settle, nil); !live {
+				return
 			}
-		case <-timer.C:
 		}
 	}
 }

@@ -13,17 +13,18 @@ import (
 
 // Sleep waits until d has passed, wake fires (a nil wake never does) or ctx
 // ends, on timer, which it resets: a loop keeps one timer for all its
-// sleeps. It reports whether ctx is still live.
-func Sleep(ctx context.Context, timer *time.Timer, d time.Duration, wake <-chan struct{}) bool {
+// sleeps. It reports whether wake ended the sleep, and whether ctx is still
+// live.
+func Sleep(ctx context.Context, timer *time.Timer, d time.Duration, wake <-chan struct{}) (woken, live bool) {
 	timer.Reset(d)
 	defer timer.Stop()
 	select {
 	case <-ctx.Done():
-		return false
+		return false, false
 	case <-wake:
-		return true
+		return true, true
 	case <-timer.C:
-		return true
+		return false, true
 	}
 }
 

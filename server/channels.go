@@ -10,6 +10,7 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
+	"github.com/heraldhq/herald/signature"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -306,7 +307,7 @@ type secretJSON struct {
 }
 
 func renderSecret(c *store.Channel) secretJSON {
-	return secretJSON{WebhookSecret: c.WebhookSecret, Algorithm: "HMAC-SHA256", HeaderName: "X-Service-Signature"}
+	return secretJSON{WebhookSecret: c.WebhookSecret, Algorithm: signature.Algorithm, HeaderName: signature.Header}
 }
 
 func (s *Server) handleGetSecret(w http.ResponseWriter, r *http.Request, p httprouter.Params, who *principal) error {

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
-	"time"
 
 	"github.com/julienschmidt/httprouter"
 
@@ -47,7 +46,7 @@ func (s *Server) subscriptionView(ctx context.Context, userID string) (map[strin
 	}
 	view["store"], view["product_id"] = sub.Store, sub.ProductID
 	if sub.ExpiresAt != nil {
-		view["expires_at"] = sub.ExpiresAt.UTC().Format(time.RFC3339Nano)
+		view["expires_at"] = tsPtr(sub.ExpiresAt)
 	}
 	return view, nil
 }

@@ -93,7 +93,7 @@ func (s *Service) runApprovals(ctx context.Context) {
 		if next, ok, err := s.st.NextApprovalDeadline(ctx); err == nil && ok {
 			wait = min(max(next.Sub(s.now()), 10*time.Millisecond), time.Minute)
 		}
-		if !schedule.Sleep(ctx, timer, wait, wake) {
+		if _, live := schedule.Sleep(ctx, timer, wait, wake); !live {
 			return
 		}
 	}
@@ -119,7 +119,10 @@ func (s *Service) runIndexer(ctx context.Context) {
 				break
 			}
 		}
-		if !schedule.Sleep(ctx, timer, time.Hour, wake) || !schedule.Sleep(ctx, timer, indexDelay, nil) {
+		if _, live := schedule.Sleep(ctx, timer, time.Hour, wake); !live {
+			return
+		}
+		if _, live := schedule.Sleep(ctx, timer, indexDelay, nil); !live {
 			return
 		}
 	}
