@@ -88,7 +88,9 @@ func (a *app) serve(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	pusher := delivery.NewPusher(st, dispatcher, 4, delivery.Options{Logger: log, Registry: reg})
+	pusher := delivery.NewPusher(st, dispatcher, delivery.PushConfig{Workers: cfg.Push.Workers,
+		MaxAttempts: cfg.Push.MaxAttempts, BackoffBase: cfg.Push.BackoffBase.Duration, BackoffMax: cfg.Push.BackoffMax.Duration},
+		delivery.Options{Logger: log, Registry: reg})
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.Listen, err)

@@ -137,8 +137,14 @@ type Delivery struct {
 	BlockPrivate    bool     `toml:"block_private"`    // refuse private ranges too (instances shared with strangers)
 }
 
-// Push configures the push providers; an empty provider is not configured.
+// Push configures the push workers and providers; an empty provider is not
+// configured.
 type Push struct {
+	Workers     int      `toml:"workers"`      // concurrent push jobs
+	MaxAttempts int      `toml:"max_attempts"` // tries of a transient failure to one device
+	BackoffBase Duration `toml:"backoff_base"` // wait before the second try; doubles each time
+	BackoffMax  Duration `toml:"backoff_max"`  // cap of the wait
+
 	APNs    APNs    `toml:"apns"`
 	FCM     FCM     `toml:"fcm"`
 	WebPush WebPush `toml:"webpush"`
@@ -223,6 +229,7 @@ func Default() Config {
 			MaxAttempts:     8,
 			BlockedNetworks: []string{}, // empty, not nil, as the example file's "= []" decodes
 		},
+		Push: Push{Workers: 4, MaxAttempts: 5, BackoffBase: Duration{10 * time.Second}, BackoffMax: Duration{5 * time.Minute}},
 		Subscriptions: Subscriptions{
 			// Empty rather than nil, so an example file that writes "= []" equals the default.
 			Apple:  Apple{ProProductIDs: []string{}},

@@ -128,6 +128,12 @@ max_attempts = 3
 blocked_networks = ["10.0.0.0/8"]
 allow_loopback = true
 block_private = true
+[push]
+workers = 2
+max_attempts = 3
+backoff_base = "1s"
+backoff_max = "1m"
+
 [push.apns]
 key_file = "/k.p8"
 key_id = "ABC"
@@ -172,7 +178,7 @@ messages = "24h"
 		Polling: Polling{ResponseTTL: Duration{time.Minute}},
 		Delivery: Delivery{Workers: 2, Timeout: Duration{5 * time.Second}, BackoffBase: Duration{2 * time.Second}, BackoffMax: Duration{20 * time.Second}, MaxAttempts: 3,
 			BlockedNetworks: []string{"10.0.0.0/8"}, AllowLoopback: true, BlockPrivate: true},
-		Push: Push{
+		Push: Push{Workers: 2, MaxAttempts: 3, BackoffBase: Duration{time.Second}, BackoffMax: Duration{time.Minute},
 			APNs:    APNs{KeyFile: "/k.p8", KeyID: "ABC", TeamID: "TEAM", Topic: "com.example.app", Production: true, Host: "https://127.0.0.1:4443"},
 			FCM:     FCM{CredentialsFile: "/sa.json", ProjectID: "proj", Endpoint: "http://127.0.0.1:1"},
 			WebPush: WebPush{Subject: "mailto:ops@example.com"},
@@ -257,6 +263,7 @@ func TestBadValues(t *testing.T) {
 		{"apns half", "[push.apns]\nkey_file = \"/k.p8\"\n", []string{"push.apns.key_id", "push.apns.team_id", "push.apns.topic"}},
 		{"fcm endpoint", "[push.fcm]\ncredentials_file = \"/sa.json\"\nendpoint = \"localhost\"\n", []string{"push.fcm.endpoint"}},
 		{"webpush subject", "[push.webpush]\nsubject = \"ops@example.com\"\n", []string{"push.webpush.subject"}},
+		{"push workers", "[push]\nworkers = 0\nbackoff_base = \"1m\"\nbackoff_max = \"1s\"\n", []string{"push.workers", "push.backoff_max"}},
 		{"google endpoint", "[subscriptions.google]\nendpoint = \"nope\"\n", []string{"subscriptions.google.endpoint"}},
 	}
 	for _, tt := range tests {

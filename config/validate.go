@@ -104,6 +104,7 @@ func (c *Config) Validate() error {
 	}
 	p.positive("polling.response_ttl", c.Polling.ResponseTTL)
 	c.validateDelivery(&p)
+	c.validatePushWorkers(&p)
 	c.validatePush(&p)
 	p.httpURL("subscriptions.google.endpoint", c.Subscriptions.Google.Endpoint, true)
 	p.positive("retention.messages", c.Retention.Messages)
@@ -164,6 +165,17 @@ func (c *Config) validateDelivery(p *problems) {
 		if _, err := netip.ParsePrefix(cidr); err != nil {
 			p.add("delivery.blocked_networks", "%q is not a CIDR (e.g. \"10.0.0.0/8\")", cidr)
 		}
+	}
+}
+
+func (c *Config) validatePushWorkers(p *problems) {
+	w := c.Push
+	p.atLeast("push.workers", w.Workers, 1)
+	p.atLeast("push.max_attempts", w.MaxAttempts, 1)
+	p.positive("push.backoff_base", w.BackoffBase)
+	p.positive("push.backoff_max", w.BackoffMax)
+	if w.BackoffBase.Duration > 0 && w.BackoffMax.Duration < w.BackoffBase.Duration {
+		p.add("push.backoff_max", "must not be shorter than backoff_base (%s), got %s", w.BackoffBase.Duration, w.BackoffMax.Duration)
 	}
 }
 

@@ -1,6 +1,7 @@
 package delivery
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"log/slog"
@@ -13,8 +14,8 @@ import (
 	"github.com/heraldhq/herald/store"
 )
 
-// Push retry policy: a transient failure to one device is tried again a few
-// times, 10 s, 20 s, 40 s... apart.
+// The push retry policy by default: a transient failure to one device is
+// tried again a few times, 10 s, 20 s, 40 s... apart.
 const (
 	pushMaxAttempts = 5
 	pushBackoffBase = 10 * time.Second
@@ -22,25 +23,40 @@ const (
 	pushLease       = 10 * time.Minute // a job sends to its devices one after another, up to 30 s each
 )
 
+// PushConfig is the push workers' policy ([push] in the configuration).
+type PushConfig struct {
+	Workers                 int // concurrent push jobs
+	MaxAttempts             int // tries of a transient failure to one device
+	BackoffBase, BackoffMax time.Duration
+}
+
+// DefaultPushConfig is the policy a zero field of a PushConfig takes.
+var DefaultPushConfig = PushConfig{Workers: 4, MaxAttempts: pushMaxAttempts, BackoffBase: pushBackoffBase, BackoffMax: pushBackoffMax}
+
 // Pusher delivers the push jobs the send path commits with each message.
 type Pusher struct {
 	st       *store.Store
 	d        *push.Dispatcher
 	log      *slog.Logger
 	now      func() time.Time
-	workers  int
+	cfg      PushConfig
 	outcomes *prometheus.CounterVec
 }
 
 // NewPusher builds a push worker pool over st sending through d.
-func NewPusher(st *store.Store, d *push.Dispatcher, workers int, opts Options) *Pusher {
+func NewPusher(st *store.Store, d *push.Dispatcher, cfg PushConfig, opts Options) *Pusher {
+	def := DefaultPushConfig
+	cfg.Workers = cmp.Or(cfg.Workers, def.Workers)
+	cfg.MaxAttempts = cmp.Or(cfg.MaxAttempts, def.MaxAttempts)
+	cfg.BackoffBase = cmp.Or(cfg.BackoffBase, def.BackoffBase)
+	cfg.BackoffMax = cmp.Or(cfg.BackoffMax, def.BackoffMax)
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	p := &Pusher{st: st, d: d, log: opts.Logger, now: opts.Now, workers: max(1, workers),
+	p := &Pusher{st: st, d: d, log: opts.Logger, now: opts.Now, cfg: cfg,
 		outcomes: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "herald_pushes_total",
 			Help: "Push notifications by platform and outcome: sent, retry, failed, deactivated, skipped.",
@@ -56,7 +72,7 @@ func (p *Pusher) Run(ctx context.Context) error {
 	if err := p.st.ReleasePushLeases(ctx); err != nil {
 		return err
 	}
-	loop := &pool[store.PushJob]{st: p.st, topic: store.TopicPush, workers: p.workers, now: p.now, log: p.log,
+	loop := &pool[store.PushJob]{st: p.st, topic: store.TopicPush, workers: p.cfg.Workers, now: p.now, log: p.log,
 		claim: func(ctx context.Context, n int) ([]store.PushJob, error) {
 			return p.st.ClaimPushJobs(ctx, n, pushLease)
 		},
@@ -116,11 +132,11 @@ func (p *Pusher) process(ctx context.Context, job store.PushJob) {
 			// Shutting down: this device was not reached. Leave it for the
 			// next start, without counting an attempt, rather than drop it.
 			retries = append(retries, store.PushRetry{DeviceID: dev.ID, Attempts: job.Attempts, At: p.now()})
-		case push.IsRetryable(err) && job.Attempts+1 < pushMaxAttempts:
+		case push.IsRetryable(err) && job.Attempts+1 < p.cfg.MaxAttempts:
 			p.outcomes.WithLabelValues(dev.Platform, "retry").Inc()
 			n := job.Attempts + 1
 			retries = append(retries, store.PushRetry{DeviceID: dev.ID, Attempts: n,
-				At: p.now().Add(Backoff(pushBackoffBase, pushBackoffMax, n))})
+				At: p.now().Add(Backoff(p.cfg.BackoffBase, p.cfg.BackoffMax, n))})
 			p.log.Info("push: temporary failure, will retry", "device", dev.ID, "attempt", n, "err", err)
 		default:
 			p.outcomes.WithLabelValues(dev.Platform, "failed").Inc()

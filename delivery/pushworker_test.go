@@ -380,7 +380,7 @@ func (e *pwEnv) message(title string, change ...func(*store.Message)) string {
 // run starts a Pusher over d and returns a function that stops it and waits.
 func (e *pwEnv) run(d *push.Dispatcher) (stop func()) {
 	e.t.Helper()
-	p := NewPusher(e.st, d, 2, Options{Now: e.clock.Now, Logger: slog.New(slog.DiscardHandler)})
+	p := NewPusher(e.st, d, PushConfig{Workers: 2}, Options{Now: e.clock.Now, Logger: slog.New(slog.DiscardHandler)})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- p.Run(ctx) }()
