@@ -12,8 +12,6 @@ import (
 
 	"github.com/coreos/go-oidc/v3/oidc"
 	"golang.org/x/oauth2"
-
-	"github.com/heraldhq/herald/config"
 )
 
 // Sign-in failures. ErrUnavailable means the provider could not be reached
@@ -33,11 +31,24 @@ type Claims struct {
 	Admin         bool // the provider's admin_claim holds one of admin_values
 }
 
+// ProviderConfig is what a Provider needs of an identity provider's
+// configuration to verify its sign-ins.
+type ProviderConfig struct {
+	Name           string   // the {idp} path segment
+	Issuer         string   // discovery: Issuer + /.well-known/openid-configuration
+	ClientID       string   // the audience an ID token must have...
+	ExtraAudiences []string // ...or one of these
+	ClientSecret   string   // for the code exchange of the browser sign-in
+	Scopes         []string // asked for in the browser sign-in
+	AdminClaim     string   // a claim whose values can make a user admin ("" for none)
+	AdminValues    []string // values of AdminClaim that make a user admin
+}
+
 // Provider is one configured OIDC provider, discovered lazily: a provider
 // that is down at start only fails its own sign-ins, and is tried again on
 // the next one.
 type Provider struct {
-	cfg    config.Provider
+	cfg    ProviderConfig
 	client *http.Client
 	now    func() time.Time
 	// RetryAfter is how long a failed discovery is remembered before trying again.
@@ -52,7 +63,7 @@ type Provider struct {
 
 // NewProvider prepares a provider; nothing is fetched until first use.
 // client is used for discovery, JWKS and code exchange; it must have a timeout.
-func NewProvider(cfg config.Provider, client *http.Client, now func() time.Time) *Provider {
+func NewProvider(cfg ProviderConfig, client *http.Client, now func() time.Time) *Provider {
 	if now == nil {
 		now = time.Now
 	}
@@ -63,7 +74,6 @@ func NewProvider(cfg config.Provider, client *http.Client, now func() time.Time)
 func (p *Provider) Name() string { return p.cfg.Name }
 
 // Config is the provider's configuration.
-func (p *Provider) Config() config.Provider { return p.cfg }
 
 // discover returns the provider's discovery, fetching it when needed. A
 // failure is remembered for RetryAfter so a down provider is not hammered.

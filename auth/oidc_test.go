@@ -15,8 +15,6 @@ import (
 
 	jose "github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
-
-	"github.com/heraldhq/herald/config"
 )
 
 // testIdP is a minimal OIDC provider: discovery and a JWKS. (server has a
@@ -81,8 +79,8 @@ func (p *testIdP) token(now time.Time, extra map[string]any) string {
 	return raw
 }
 
-func (p *testIdP) provider(now func() time.Time, edit func(*config.Provider)) *Provider {
-	cfg := config.Provider{Name: "test", Issuer: p.url, ClientID: "herald", ExtraAudiences: []string{"ios-app", "android-app"},
+func (p *testIdP) provider(now func() time.Time, edit func(*ProviderConfig)) *Provider {
+	cfg := ProviderConfig{Name: "test", Issuer: p.url, ClientID: "herald", ExtraAudiences: []string{"ios-app", "android-app"},
 		AdminClaim: "groups", AdminValues: []string{"herald-admins", "root"}}
 	if edit != nil {
 		edit(&cfg)
@@ -164,7 +162,7 @@ func TestOIDCVerifyClaims(t *testing.T) {
 	}
 
 	// Without an admin_claim nobody is made admin by a token.
-	plain := idp.provider(func() time.Time { return now }, func(c *config.Provider) { c.AdminClaim = "" })
+	plain := idp.provider(func() time.Time { return now }, func(c *ProviderConfig) { c.AdminClaim = "" })
 	c, err := plain.Verify(context.Background(), idp.token(now, map[string]any{"groups": "herald-admins"}), "")
 	if err != nil || c.Admin {
 		t.Fatalf("no admin_claim: %+v, %v", c, err)

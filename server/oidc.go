@@ -17,6 +17,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/heraldhq/herald/auth"
+	"github.com/heraldhq/herald/config"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -51,7 +52,7 @@ func providerError(err error) error {
 
 // signInWith finds or creates the user for verified claims.
 func (s *Server) signInWith(ctx context.Context, p *auth.Provider, c *auth.Claims) (*store.User, error) {
-	cfg := p.Config()
+	cfg := s.providerConfig(p.Name())
 	u, created, err := s.st.SignInOIDC(ctx, store.OIDCSignIn{Provider: cfg.Name, Subject: c.Subject, Email: c.Email,
 		EmailVerified: c.EmailVerified, Name: c.Name, AdminManaged: cfg.AdminClaim != "", Admin: c.Admin, AllowSignup: cfg.SignupAllowed(),
 		LinkByEmail: cfg.LinkByEmail, Plan: s.cfg.DefaultPlan})
@@ -319,4 +320,15 @@ func (s *Server) warmProviders(ctx context.Context) {
 			s.log.Warn("identity provider not reachable yet; will retry at sign-in", "provider", p.Name(), "err", err)
 		}
 	}
+}
+
+// providerConfig is the configuration of the provider named name (the
+// sign-up rules auth does not need).
+func (s *Server) providerConfig(name string) config.Provider {
+	for _, pc := range s.cfg.Auth.Providers {
+		if pc.Name == name {
+			return pc
+		}
+	}
+	return config.Provider{Name: name}
 }

@@ -101,7 +101,9 @@ func New(opts Options) *Server {
 	}
 	s.providers = map[string]*auth.Provider{}
 	for _, pc := range opts.Config.Auth.Providers {
-		s.providers[pc.Name] = auth.NewProvider(pc, opts.HTTPClient, opts.Now)
+		s.providers[pc.Name] = auth.NewProvider(auth.ProviderConfig{Name: pc.Name, Issuer: pc.Issuer,
+			ClientID: pc.ClientID, ExtraAudiences: pc.ExtraAudiences, ClientSecret: pc.ClientSecret, Scopes: pc.Scopes,
+			AdminClaim: pc.AdminClaim, AdminValues: pc.AdminValues}, opts.HTTPClient, opts.Now)
 	}
 	s.router = httprouter.New()
 	s.router.HandleMethodNotAllowed = true
