@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
@@ -15,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/heraldhq/herald/internal/testkit"
 )
 
 // This file holds what the tests need to run the real herald binary: one
@@ -179,37 +180,14 @@ var jsonClient = &http.Client{Timeout: 10 * time.Second}
 // the bearer token, and decodes the JSON answer into out. It returns the
 // status; an answer that is not JSON is an error.
 func callJSON(method, url string, body, out any, token string) (int, error) {
-	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			return 0, err
-		}
-		rd = bytes.NewReader(b)
-	}
-	req, err := http.NewRequest(method, url, rd)
+	r, err := testkit.Call(jsonClient, method, url, body, token)
 	if err != nil {
-		return 0, err
+		return r.Status, err
 	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
+	if err := json.Unmarshal(r.Raw, out); err != nil {
+		return r.Status, fmt.Errorf("%s %s: %d, not JSON: %q", method, url, r.Status, r.Raw)
 	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	res, err := jsonClient.Do(req)
-	if err != nil {
-		return 0, err
-	}
-	defer res.Body.Close()
-	raw, err := io.ReadAll(res.Body)
-	if err != nil {
-		return res.StatusCode, fmt.Errorf("%s %s: read body: %w", method, url, err)
-	}
-	if err := json.Unmarshal(raw, out); err != nil {
-		return res.StatusCode, fmt.Errorf("%s %s: %d, not JSON: %q", method, url, res.StatusCode, raw)
-	}
-	return res.StatusCode, nil
+	return r.Status, nil
 }
 
 // waitHealthy polls base/healthz until it answers 200. It fails the test if

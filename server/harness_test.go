@@ -3,7 +3,6 @@ package server
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"io"
 	"log/slog"
 	"net"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/heraldhq/herald/auth"
 	"github.com/heraldhq/herald/config"
+	"github.com/heraldhq/herald/internal/testkit"
 	"github.com/heraldhq/herald/schedule"
 	"github.com/heraldhq/herald/service"
 	"github.com/heraldhq/herald/store"
@@ -69,8 +69,7 @@ func openTestEnv(t testing.TB, dir string, clk *clock, configure ...func(*config
 	t.Helper()
 	cfg := config.Default()
 	cfg.DataDir = dir
-	cfg.Plans.Free = config.Plan{SendPerMinute: 100000, APIPerMinute: 100000}
-	cfg.Plans.Pro = config.Plan{SendPerMinute: 100000, APIPerMinute: 100000}
+	testkit.UnlimitedPlans(&cfg)
 	for _, f := range configure {
 		f(&cfg)
 	}
@@ -125,15 +124,7 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 }
 
 // response is what a test request got back.
-type response struct {
-	Status int
-	Header http.Header
-	Body   map[string]any
-	Raw    []byte
-}
-
-// Str returns a top-level string field of the body.
-func (r response) Str(key string) string { s, _ := r.Body[key].(string); return s }
+type response = testkit.Response
 
 // request sends body (a string is sent as is, anything else as JSON) with an
 // optional bearer token.
@@ -153,46 +144,7 @@ func (e *testEnv) requestFrom(ip, method, path string, body any, token string, h
 
 func (e *testEnv) requestWith(c *http.Client, method, path string, body any, token string, headers ...string) response {
 	e.t.Helper()
-	var rd io.Reader
-	switch b := body.(type) {
-	case nil:
-	case string:
-		rd = strings.NewReader(b)
-	case []byte:
-		rd = bytes.NewReader(b)
-	default:
-		buf, err := json.Marshal(b)
-		if err != nil {
-			e.t.Fatal(err)
-		}
-		rd = bytes.NewReader(buf)
-	}
-	req, err := http.NewRequest(method, e.srv.URL+path, rd)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	for i := 0; i+1 < len(headers); i += 2 {
-		req.Header.Set(headers[i], headers[i+1])
-	}
-	res, err := c.Do(req)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	defer res.Body.Close()
-	raw, _ := io.ReadAll(res.Body)
-	out := response{Status: res.StatusCode, Header: res.Header, Raw: raw}
-	if len(raw) > 0 && raw[0] == '{' {
-		if err := json.Unmarshal(raw, &out.Body); err != nil {
-			e.t.Fatalf("%s %s: bad JSON %q: %v", method, path, raw, err)
-		}
-	}
-	return out
+	return testkit.Do(e.t, c, method, e.srv.URL+path, body, token, headers...)
 }
 
 // do is request that fails the test unless the status is want.

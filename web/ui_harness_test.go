@@ -9,11 +9,9 @@ package web_test
 // on sleeps.
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -33,6 +31,7 @@ import (
 
 	"github.com/heraldhq/herald/auth"
 	"github.com/heraldhq/herald/config"
+	"github.com/heraldhq/herald/internal/testkit"
 	"github.com/heraldhq/herald/schedule"
 	"github.com/heraldhq/herald/server"
 	"github.com/heraldhq/herald/service"
@@ -69,8 +68,7 @@ func newEnv(t *testing.T, configure ...func(*config.Config)) *env {
 	cfg.DataDir = dir
 	cfg.BaseURL = "http://" + srv.Listener.Addr().String()
 	// The UI makes many API calls; the free plan's 60 a minute is for people.
-	cfg.Plans.Free = config.Plan{SendPerMinute: 100000, APIPerMinute: 100000}
-	cfg.Plans.Pro = config.Plan{SendPerMinute: 100000, APIPerMinute: 100000}
+	testkit.UnlimitedPlans(&cfg)
 	for _, f := range configure {
 		f(&cfg)
 	}
@@ -132,40 +130,12 @@ func (e *env) token(email, password string) string {
 // status and the decoded JSON object (nil when the body is not one).
 func (e *env) api(method, path, token string, body any) (int, map[string]any) {
 	e.t.Helper()
-	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			e.t.Fatal(err)
-		}
-		rd = bytes.NewReader(b)
-	}
 	url := path
 	if strings.HasPrefix(path, "/") {
 		url = e.base + path
 	}
-	req, err := http.NewRequest(method, url, rd)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := e.http.Do(req)
-	if err != nil {
-		e.t.Fatalf("%s %s: %v", method, path, err)
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	if err != nil {
-		e.t.Fatalf("%s %s: read body: %v", method, path, err)
-	}
-	var out map[string]any
-	_ = json.Unmarshal(raw, &out)
-	return resp.StatusCode, out
+	r := testkit.Do(e.t, e.http, method, url, body, token)
+	return r.Status, r.Body
 }
 
 // list returns the array under key of GET path (e.g. "channels" of
