@@ -32,30 +32,28 @@ func (s *Store) ExpireResponses(ctx context.Context, cutoff time.Time) (int64, e
 }
 
 // DeleteMessagesBefore deletes messages created before cutoff (retention).
-// Rowids grow with time: the first message inside retention is found once,
-// and the batches delete from the oldest up to it.
 func (s *Store) DeleteMessagesBefore(ctx context.Context, cutoff time.Time) (int64, error) {
-	var end int64
-	if err := s.read.QueryRowContext(ctx, `SELECT COALESCE(
-		(SELECT rowid FROM messages WHERE created_at >= ? ORDER BY rowid LIMIT 1),
-		(SELECT MAX(rowid) + 1 FROM messages), 0)`, ms(cutoff)).Scan(&end); err != nil {
-		return 0, fmt.Errorf("store: delete old messages: %w", err)
-	}
-	return s.sweepBatches(ctx, "delete old messages", `DELETE FROM messages
-		WHERE rowid IN (SELECT rowid FROM messages WHERE rowid < ? ORDER BY rowid LIMIT ?)`, end)
+	return s.deleteOlder(ctx, "delete old messages", "messages", "rowid", cutoff)
 }
 
-// DeleteEventsBefore drops stream history older than cutoff, in id order
-// (ids grow with time, so no index on created_at is needed).
+// DeleteEventsBefore drops stream history older than cutoff.
 func (s *Store) DeleteEventsBefore(ctx context.Context, cutoff time.Time) (int64, error) {
+	return s.deleteOlder(ctx, "delete old events", "events", "id", cutoff)
+}
+
+// deleteOlder deletes the rows of table created before cutoff, in batches.
+// Its key (rowid or id) grows with created_at, so no index on created_at is
+// needed: the first row to keep is found once, walking from the oldest, and
+// the batches delete from the oldest up to it.
+func (s *Store) deleteOlder(ctx context.Context, op, table, key string, cutoff time.Time) (int64, error) {
 	var end int64
 	if err := s.read.QueryRowContext(ctx, `SELECT COALESCE(
-		(SELECT id FROM events WHERE created_at >= ? ORDER BY id LIMIT 1),
-		(SELECT MAX(id) + 1 FROM events), 0)`, ms(cutoff)).Scan(&end); err != nil {
-		return 0, fmt.Errorf("store: delete old events: %w", err)
+		(SELECT `+key+` FROM `+table+` WHERE created_at >= ? ORDER BY `+key+` LIMIT 1),
+		(SELECT MAX(`+key+`) + 1 FROM `+table+`), 0)`, ms(cutoff)).Scan(&end); err != nil {
+		return 0, fmt.Errorf("store: %s: %w", op, err)
 	}
-	return s.sweepBatches(ctx, "delete old events", `DELETE FROM events
-		WHERE id IN (SELECT id FROM events WHERE id < ? ORDER BY id LIMIT ?)`, end)
+	return s.sweepBatches(ctx, op, `DELETE FROM `+table+`
+		WHERE `+key+` IN (SELECT `+key+` FROM `+table+` WHERE `+key+` < ? ORDER BY `+key+` LIMIT ?)`, end)
 }
 
 // DeleteExpiredSessions removes sessions whose refresh token has expired.
