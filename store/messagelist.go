@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // TotalCap is how far a list counts its matches: a larger total is
@@ -25,8 +26,8 @@ type MessageQuery struct {
 	// Approver, with ChannelID, keeps only the messages whose own approval
 	// rule (the one in force when each was sent) names this user.
 	Approver string
-	// Search keeps the messages whose title or body has every word (the
-	// last one may be a word's start); "" keeps all.
+	// Search keeps the messages whose title or body has every word (a word
+	// ending in * of 3 characters or more: a word's start); "" keeps all.
 	Search string
 	// Before is a cursor (MessagePage.Next): only older messages follow.
 	Before int64
@@ -158,17 +159,19 @@ func (s *Store) searchPositions(ctx context.Context, q MessageQuery, before int6
 }
 
 // searchMatch turns a search into an FTS5 query: every word in the title
-// or the body, the last one as a prefix (it may still be being typed), of
-// a message the user may read (and of the channel, when one is given).
-// Whole words are single index lookups where a prefix must merge every word
-// it starts. Words are quoted, so that no character of theirs is query
-// syntax.
+// or the body of a message the user may read (and of the channel, when one
+// is given). A word ending in * of at least 3 characters before it matches
+// as a word's start. Words are quoted, so that no other character of theirs
+// is query syntax.
 func searchMatch(q MessageQuery) (string, error) {
-	fields := strings.Fields(q.Search)
 	var words []string
-	for i, w := range fields {
+	for _, w := range strings.Fields(q.Search) {
+		prefix := false
+		if stem := strings.TrimRight(w, "*"); stem != w && utf8.RuneCountInString(stem) >= 3 {
+			w, prefix = stem, true
+		}
 		word := `"` + strings.ReplaceAll(w, `"`, `""`) + `"`
-		if i == len(fields)-1 {
+		if prefix {
 			word += "*"
 		}
 		words = append(words, word)

@@ -208,9 +208,18 @@ func TestSearchMessages(t *testing.T) {
 	}
 
 	// Words by prefix, case-insensitive, in title or body; readers only.
-	got := search(MessageQuery{UserID: f.ann.ID, Search: "KUBER"})
+	got := search(MessageQuery{UserID: f.ann.ID, Search: "KUBER*"})
 	if want := 700/7 + 250/7 + 300/7; len(got) != want {
 		t.Fatalf("ann's kubernetes search: %d results, want %d", len(got), want)
+	}
+	if got := search(MessageQuery{UserID: f.ann.ID, Search: "Kubernetes"}); len(got) != 700/7+250/7+300/7 {
+		t.Fatalf("whole-word search found %d", len(got))
+	}
+	if got := search(MessageQuery{UserID: f.ann.ID, Search: "kuber"}); len(got) != 0 {
+		t.Fatalf("a word's start without * found %d", len(got))
+	}
+	if got := search(MessageQuery{UserID: f.ann.ID, Search: "ku*"}); len(got) != 0 {
+		t.Fatalf("a 2-character start found %d; starts need 3", len(got))
 	}
 	if got := search(MessageQuery{UserID: f.ann.ID, Search: "backup 699"}); len(got) != 1 || got[0] != "Backup 699" {
 		t.Fatalf(`"backup 699" found %q, want ann's message only`, got)
@@ -257,7 +266,7 @@ func TestSearchMessages(t *testing.T) {
 	if n, err := f.s.IndexForSearch(ctx, 100); err != nil || n != 1 {
 		t.Fatalf("IndexForSearch = %d, %v; want 1 new message", n, err)
 	}
-	if got := search(MessageQuery{UserID: f.bob.ID, Search: "zeb"}); len(got) != 1 {
+	if got := search(MessageQuery{UserID: f.bob.ID, Search: "zeb*"}); len(got) != 1 {
 		t.Fatalf("new message in a reused place: found %q", got)
 	}
 }
