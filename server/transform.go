@@ -38,9 +38,9 @@ func (s *Server) handleWebhook(w http.ResponseWriter, r *http.Request, p httprou
 		writeJSON(w, http.StatusOK, map[string]bool{"ok": true, "ignored": true})
 		return nil
 	}
-	pl := &service.SendPayload{Title: &m.Title, Body: m.Body, Priority: m.Priority}
-	if m.URL != "" && service.ValidHTTPURL("url", m.URL) == nil {
-		pl.Actions = []service.Action{{Type: "url", Label: m.URLLabel, Value: m.URL}}
+	pl := service.WebhookPayload(m)
+	if err := service.CheckSend(pl); err != nil {
+		return err
 	}
 	return s.deliverMessage(w, r, ch, pl)
 }

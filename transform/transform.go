@@ -66,8 +66,6 @@ func Transform(source, secret string, h Headers, body []byte) (*Message, error) 
 		return nil, fmt.Errorf("transform: %s: %w", source, err)
 	}
 	if m != nil {
-		m.Title = clip(m.Title, 100)
-		m.Body = clip(m.Body, 10000)
 		if m.Priority == "" {
 			m.Priority = "normal"
 		}
@@ -84,14 +82,6 @@ func Transform(source, secret string, h Headers, body []byte) (*Message, error) 
 func webURL(s string) bool {
 	u, err := url.Parse(s)
 	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
-}
-
-func clip(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n-1]) + "…"
 }
 
 // verifyGitHub checks "sha256=<hex HMAC-SHA256 of the body>".
