@@ -29,7 +29,7 @@ func TestCLIDuringSweep(t *testing.T) {
 	if err := server.CreateChannel(ctx, ch); err != nil {
 		t.Fatal(err)
 	}
-	const backlog = 20000
+	const backlog = 5000
 	db, err := sql.Open("sqlite", "file:"+filepath.Join(env["HERALD_DATA_DIR"], "herald.db")+"?_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)")
 	if err != nil {
 		t.Fatal(err)

@@ -27,7 +27,7 @@ func TestSweepLeavesSendsUnharmed(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	const backlog = 20000
+	const backlog = 5000
 	fillChannel(t, s, old.ID, backlog) // created_at 1..n ms: long expired
 
 	var sweepDone atomic.Bool
