@@ -69,7 +69,9 @@ func (p Proxies) Client(r *http.Request) (client netip.Addr, scheme string, ok b
 	client = peer.Unmap()
 	hops, schemes := xForwarded(r.Header)
 	if len(hops) == 0 {
-		hops, schemes = rfc7239(r.Header)
+		if fh, fs := rfc7239(r.Header); len(fh) > 0 {
+			hops, schemes = fh, fs
+		}
 	}
 	at := -1 // index of the hop taken as the client
 	for i := len(hops) - 1; i >= 0; i-- {

@@ -48,6 +48,8 @@ func TestClient(t *testing.T) {
 		{"untrusted peer with headers", "203.0.113.9:4000",
 			map[string][]string{"X-Forwarded-For": {"198.51.100.1"}, "X-Forwarded-Proto": {"https"}}, "", ""},
 		{"trusted peer, no headers", "127.0.0.1:4000", nil, "127.0.0.1", ""},
+		{"trusted peer, only X-Forwarded-Proto", "127.0.0.1:4000",
+			map[string][]string{"X-Forwarded-Proto": {"https"}}, "127.0.0.1", "https"},
 		{"peer without a port", "127.0.0.1",
 			map[string][]string{"X-Forwarded-For": {"198.51.100.1"}}, "198.51.100.1", ""},
 		{"one hop", "127.0.0.1:4000",
