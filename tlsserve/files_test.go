@@ -68,12 +68,24 @@ func serveTLS(t *testing.T, tc *tls.Config) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := &http.Server{TLSConfig: tc, ReadHeaderTimeout: 5 * time.Second,
-		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok")) })}
-	done := make(chan struct{})
-	go func() { defer close(done); srv.ServeTLS(ln, "", "") }()
-	t.Cleanup(func() { srv.Close(); <-done })
+	serve(t, ln, tc, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok")) }))
 	return ln.Addr().String()
+}
+
+// serve serves h on ln until the test ends, over HTTPS when tc is set.
+func serve(t *testing.T, ln net.Listener, tc *tls.Config, h http.Handler) {
+	t.Helper()
+	srv := &http.Server{TLSConfig: tc, ReadHeaderTimeout: 5 * time.Second, Handler: h}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if tc != nil {
+			srv.ServeTLS(ln, "", "")
+		} else {
+			srv.Serve(ln)
+		}
+	}()
+	t.Cleanup(func() { srv.Close(); <-done })
 }
 
 // servedLeaf opens a new TLS connection to addr for name and returns the

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -161,8 +162,19 @@ func (t *TLS) Redirect(base string) (http.Handler, error) {
 		}
 		http.Redirect(w, r, origin+r.URL.RequestURI(), http.StatusMovedPermanently)
 	})
-	if t.manager != nil {
-		h = t.manager.HTTPHandler(h) // also lets autocert try HTTP-01
+	if t.manager == nil {
+		return h, nil
 	}
-	return h, nil
+	acmeH := t.manager.HTTPHandler(h) // also lets autocert try HTTP-01
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// autocert checks Host against the domains as it is, port and all.
+		// A CA asks on port 80, which Host leaves out, but a CA that
+		// validates on another port (Pebble in the tests) names it.
+		if host, _, err := net.SplitHostPort(r.Host); err == nil {
+			r2 := *r
+			r2.Host = host
+			r = &r2
+		}
+		acmeH.ServeHTTP(w, r)
+	}), nil
 }
