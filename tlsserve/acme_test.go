@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/heraldhq/herald/internal/acmetest"
+	"github.com/heraldhq/herald/internal/tlstest"
 )
 
 // The name the tests get certificates for; acmetest's DNS server resolves
@@ -22,7 +22,7 @@ const acmeName = "herald.test"
 type acmeSetup struct {
 	tls    *TLS
 	addr   string // the HTTPS listener
-	pebble *acmetest.Pebble
+	pebble *tlstest.Pebble
 	roots  *x509.CertPool
 	logs   *logBuffer
 }
@@ -61,9 +61,9 @@ func TestACMETLSALPN01(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	closedPort := acmetest.Port(t, acmetest.FreeAddr(t)) // HTTP-01 cannot succeed
+	closedPort := tlstest.Port(t, tlstest.FreeAddr(t)) // HTTP-01 cannot succeed
 	// 30 s certificates: autocert renews a third of the lifetime before expiry.
-	p := acmetest.Start(t, acmetest.Options{TLSPort: acmetest.Port(t, ln.Addr().String()), HTTPPort: closedPort, Validity: 30 * time.Second})
+	p := tlstest.Start(t, tlstest.Options{TLSPort: tlstest.Port(t, ln.Addr().String()), HTTPPort: closedPort, Validity: 30 * time.Second})
 	a := &acmeSetup{pebble: p, addr: ln.Addr().String(), logs: &logBuffer{}}
 	a.tls, err = New(Options{Domains: []string{acmeName}, Directory: p.Directory, CacheDir: t.TempDir(),
 		HTTPClient: p.Client, Logger: slog.New(slog.NewTextHandler(a.logs, nil))})
@@ -106,8 +106,8 @@ func TestACMEHTTP01(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	closedPort := acmetest.Port(t, acmetest.FreeAddr(t)) // TLS-ALPN-01 cannot succeed
-	p := acmetest.Start(t, acmetest.Options{TLSPort: closedPort, HTTPPort: acmetest.Port(t, redirectLn.Addr().String())})
+	closedPort := tlstest.Port(t, tlstest.FreeAddr(t)) // TLS-ALPN-01 cannot succeed
+	p := tlstest.Start(t, tlstest.Options{TLSPort: closedPort, HTTPPort: tlstest.Port(t, redirectLn.Addr().String())})
 	cache := t.TempDir()
 	a := &acmeSetup{pebble: p, addr: httpsLn.Addr().String(), logs: &logBuffer{}}
 	a.tls, err = New(Options{Domains: []string{acmeName}, Directory: p.Directory, CacheDir: cache,

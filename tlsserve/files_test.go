@@ -2,16 +2,10 @@ package tlsserve
 
 import (
 	"bytes"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"errors"
 	"log/slog"
-	"math/big"
 	"net"
 	"net/http"
 	"os"
@@ -20,45 +14,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/heraldhq/herald/internal/tlstest"
 )
-
-// selfSigned returns the PEM certificate and key of a self-signed
-// certificate for name with the given serial number.
-func selfSigned(t *testing.T, name string, serial int64) (certPEM, keyPEM []byte) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(serial), Subject: pkix.Name{CommonName: name}, DNSNames: []string{name},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kder, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
-		pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder})
-}
-
-// replaceFile writes data to path the way certbot and most tools renew: a
-// new file renamed over the old one.
-func replaceFile(t *testing.T, path string, data []byte) {
-	t.Helper()
-	tmp := path + ".new"
-	if err := os.WriteFile(tmp, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		t.Fatal(err)
-	}
-}
 
 // serveTLS serves a trivial handler over HTTPS with tc on a loopback port
 // and returns its address.
@@ -142,9 +100,9 @@ func (l *logBuffer) String() string {
 func TestCertificateFilesReload(t *testing.T) {
 	dir := t.TempDir()
 	certFile, keyFile := filepath.Join(dir, "fullchain.pem"), filepath.Join(dir, "privkey.pem")
-	c1, k1 := selfSigned(t, "herald.test", 1)
-	replaceFile(t, certFile, c1)
-	replaceFile(t, keyFile, k1)
+	c1, k1 := tlstest.SelfSigned(t, "herald.test", 1)
+	tlstest.ReplaceFile(t, certFile, c1)
+	tlstest.ReplaceFile(t, keyFile, k1)
 	logs := &logBuffer{}
 	tl, err := New(Options{CertFile: certFile, KeyFile: keyFile, CheckEvery: 50 * time.Millisecond,
 		Logger: slog.New(slog.NewTextHandler(logs, nil))})
@@ -155,17 +113,17 @@ func TestCertificateFilesReload(t *testing.T) {
 	waitServed(t, addr, "herald.test", 1, time.Second)
 
 	// A renewal: both files replaced.
-	c2, k2 := selfSigned(t, "herald.test", 2)
-	replaceFile(t, certFile, c2)
-	replaceFile(t, keyFile, k2)
+	c2, k2 := tlstest.SelfSigned(t, "herald.test", 2)
+	tlstest.ReplaceFile(t, certFile, c2)
+	tlstest.ReplaceFile(t, keyFile, k2)
 	waitServed(t, addr, "herald.test", 2, 5*time.Second)
 	if !strings.Contains(logs.String(), "certificate reloaded") {
 		t.Errorf("no reload in the log:\n%s", logs)
 	}
 
 	// Caught halfway: a new certificate with the old key does not load.
-	c3, k3 := selfSigned(t, "herald.test", 3)
-	replaceFile(t, certFile, c3)
+	c3, k3 := tlstest.SelfSigned(t, "herald.test", 3)
+	tlstest.ReplaceFile(t, certFile, c3)
 	time.Sleep(200 * time.Millisecond) // several checks
 	waitServed(t, addr, "herald.test", 2, time.Second)
 	if !strings.Contains(logs.String(), "do not load") {
@@ -190,10 +148,10 @@ func TestCertificateFilesMissing(t *testing.T) {
 // over HTTPS, and refuses the rest.
 func TestRedirect(t *testing.T) {
 	dir := t.TempDir()
-	c, k := selfSigned(t, "herald.test", 1)
+	c, k := tlstest.SelfSigned(t, "herald.test", 1)
 	certFile, keyFile := filepath.Join(dir, "c.pem"), filepath.Join(dir, "k.pem")
-	replaceFile(t, certFile, c)
-	replaceFile(t, keyFile, k)
+	tlstest.ReplaceFile(t, certFile, c)
+	tlstest.ReplaceFile(t, keyFile, k)
 	tl, err := New(Options{CertFile: certFile, KeyFile: keyFile})
 	if err != nil {
 		t.Fatal(err)

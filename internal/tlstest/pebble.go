@@ -1,13 +1,13 @@
-// Package acmetest runs Pebble, Let's Encrypt's test ACME server, on
-// loopback for tests, with a DNS server of its own that resolves every
-// name to 127.0.0.1, so that Pebble really validates challenges against
-// the server under test.
+// Package tlstest is what tests of HTTPS need: self-signed certificates,
+// and Pebble, Let's Encrypt's test ACME server, run on loopback with a DNS
+// server of its own that resolves every name to 127.0.0.1, so that Pebble
+// really validates challenges against the server under test.
 //
 // Pebble is built from its module at PebbleVersion (go install through the
 // module proxy; CI installs it the same way first). A test that cannot
 // have it is skipped with a line saying why, except under CI=true, where
 // it fails.
-package acmetest
+package tlstest
 
 import (
 	"bytes"

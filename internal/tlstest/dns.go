@@ -1,4 +1,4 @@
-package acmetest
+package tlstest
 
 import (
 	"encoding/binary"
