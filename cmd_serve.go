@@ -20,6 +20,7 @@ import (
 
 	"github.com/heraldhq/herald/config"
 	"github.com/heraldhq/herald/delivery"
+	"github.com/heraldhq/herald/forwarded"
 	"github.com/heraldhq/herald/netguard"
 	"github.com/heraldhq/herald/push"
 	"github.com/heraldhq/herald/server"
@@ -82,19 +83,30 @@ func (a *app) serve(ctx context.Context) error {
 		return err
 	}
 	pusher := delivery.NewPusher(st, dispatcher, 4, delivery.Options{Logger: log, Registry: reg})
+	proxies, err := forwarded.Parse(cfg.TrustedProxies)
+	if err != nil {
+		return err
+	}
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.Listen, err)
 	}
+	front, err := openFrontDoor(cfg, log)
+	if err != nil {
+		ln.Close()
+		return err
+	}
 	httpSrv := &http.Server{
-		Handler:           srv.Handler(),
+		Handler:           proxies.Handler(srv.Handler()),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      60 * time.Second,
 		IdleTimeout:       120 * time.Second,
 	}
 	httpSrv.RegisterOnShutdown(srv.CloseStreams)
-	log.Info("herald listening", "addr", ln.Addr().String(), "base_url", cfg.BaseURL, "db", cfg.DBPath(), "version", version)
+	log.Info("herald listening", "addr", ln.Addr().String(), "https", cfg.TLS.Enabled(), "base_url", cfg.BaseURL,
+		"db", cfg.DBPath(), "version", version)
+	warnPlainHTTP(log, cfg, ln.Addr())
 
 	workers, stopWorkers := context.WithCancel(context.Background())
 	defer stopWorkers()
@@ -105,12 +117,13 @@ func (a *app) serve(ctx context.Context) error {
 
 	workerFailed := false
 	serveErr := make(chan error, 1)
-	go func() { serveErr <- httpSrv.Serve(ln) }()
+	go func() { serveErr <- front.serve(gctx, httpSrv, ln) }()
 
 	select {
 	case <-ctx.Done():
 		log.Info("shutting down")
 	case err := <-serveErr:
+		front.shutdown(context.Background())
 		stopWorkers()
 		_ = g.Wait()
 		return fmt.Errorf("http server: %w", err)
@@ -123,6 +136,7 @@ func (a *app) serve(ctx context.Context) error {
 	if err := httpSrv.Shutdown(shutdownCtx); err != nil {
 		log.Error("http shutdown", "err", err)
 	}
+	front.shutdown(shutdownCtx)
 	if err := <-serveErr; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		log.Error("http server", "err", err)
 	}
