@@ -1,0 +1,345 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/heraldhq/herald/internal/tlstest"
+)
+
+// The name the proxy serves; the tests dial its address, whatever the name.
+const proxyName = "herald.example.com"
+
+// nginxBin returns Debian's nginx, or skips the test when there is none
+// (fails under CI=true, which installs it).
+func nginxBin(t *testing.T) string {
+	t.Helper()
+	for _, p := range []string{"nginx", "/usr/sbin/nginx"} {
+		if bin, err := exec.LookPath(p); err == nil {
+			return bin
+		}
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatal("nginx is needed under CI=true (apt-get install nginx)")
+	}
+	t.Skip("SKIP: no nginx (apt-get install nginx), so Herald behind a reverse proxy is not tested")
+	return ""
+}
+
+// docsNginx is the nginx configuration of docs/https.md with its ports,
+// certificate paths and upstream replaced. Each replaced text must be
+// there, so the docs cannot drift from what this test runs.
+func docsNginx(t *testing.T, httpsPort, httpPort int, certFile, keyFile, upstream string) string {
+	t.Helper()
+	doc, err := os.ReadFile("docs/https.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile("(?s)```nginx\n(.*?)```").FindSubmatch(doc)
+	if m == nil {
+		t.Fatal("docs/https.md has no ```nginx block")
+	}
+	conf := string(m[1])
+	for _, r := range [][2]string{
+		{"listen 80;", fmt.Sprintf("listen 127.0.0.1:%d;", httpPort)},
+		{"listen 443 ssl http2;", fmt.Sprintf("listen 127.0.0.1:%d ssl http2;", httpsPort)},
+		{"/etc/letsencrypt/live/herald.example.com/fullchain.pem", certFile},
+		{"/etc/letsencrypt/live/herald.example.com/privkey.pem", keyFile},
+		{"http://127.0.0.1:8080", "http://" + upstream},
+	} {
+		if strings.Count(conf, r[0]) != 1 {
+			t.Fatalf("docs/https.md's nginx block should hold %q once:\n%s", r[0], conf)
+		}
+		conf = strings.Replace(conf, r[0], r[1], 1)
+	}
+	return conf
+}
+
+// startNginx runs nginx in the foreground as one process, with everything
+// it writes under a temporary directory, in front of upstream. It returns
+// its HTTPS and HTTP addresses.
+func startNginx(t *testing.T, certFile, keyFile, upstream string) (httpsAddr, httpAddr string) {
+	t.Helper()
+	bin := nginxBin(t)
+	dir := t.TempDir()
+	httpsAddr, httpAddr = freeAddr(t), freeAddr(t)
+	site := docsNginx(t, tlstest.Port(t, httpsAddr), tlstest.Port(t, httpAddr), certFile, keyFile, upstream)
+	if err := os.WriteFile(filepath.Join(dir, "herald.conf"), []byte(site), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// master_process off: one process as this user, so that it can write
+	// its temporary files here even when the test runs as root.
+	main := fmt.Sprintf(`daemon off;
+master_process off;
+pid %[1]s/nginx.pid;
+error_log %[1]s/error.log info;
+events { worker_connections 256; }
+http {
+    access_log %[1]s/access.log;
+    client_body_temp_path %[1]s/body;
+    proxy_temp_path %[1]s/proxy;
+    fastcgi_temp_path %[1]s/fastcgi;
+    uwsgi_temp_path %[1]s/uwsgi;
+    scgi_temp_path %[1]s/scgi;
+    include %[1]s/herald.conf;
+}
+`, dir)
+	if err := os.WriteFile(filepath.Join(dir, "nginx.conf"), []byte(main), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "-p", dir, "-c", filepath.Join(dir, "nginx.conf"), "-e", filepath.Join(dir, "error.log"))
+	out := &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		<-exited
+		if t.Failed() {
+			errLog, _ := os.ReadFile(filepath.Join(dir, "error.log"))
+			t.Logf("nginx printed:\n%s\nnginx error.log:\n%s", out, errLog)
+		}
+	})
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if c, err := net.DialTimeout("tcp", httpsAddr, time.Second); err == nil {
+			c.Close()
+			return httpsAddr, httpAddr
+		}
+		select {
+		case err := <-exited:
+			errLog, _ := os.ReadFile(filepath.Join(dir, "error.log"))
+			t.Fatalf("nginx exited: %v\n%s\n%s", err, out, errLog)
+		case <-time.After(20 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("nginx does not listen on %s after 10 s", httpsAddr)
+		}
+	}
+}
+
+// from is an HTTP client whose connections come from the loopback address
+// ip (127.0.0.2, ...; Linux routes all of 127.0.0.0/8 to loopback) and all
+// go to addr, verified as proxyName against roots when roots is set. Each
+// request has a connection of its own.
+func from(ip, addr string, roots *x509.CertPool) *http.Client {
+	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}, Timeout: 10 * time.Second}
+	return &http.Client{Timeout: 30 * time.Second,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		Transport: &http.Transport{
+			DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
+				return d.DialContext(ctx, network, addr)
+			},
+			TLSClientConfig:   &tls.Config{ServerName: proxyName, RootCAs: roots},
+			ForceAttemptHTTP2: true,
+			DisableKeepAlives: true,
+		}}
+}
+
+// call sends a JSON body (a string as it is) with token and headers (name,
+// value pairs) and returns the status and the decoded JSON answer.
+func call(t *testing.T, c *http.Client, method, url string, body any, token string, headers ...string) (int, map[string]any) {
+	t.Helper()
+	var rd *strings.Reader
+	switch b := body.(type) {
+	case nil:
+		rd = strings.NewReader("")
+	case string:
+		rd = strings.NewReader(b)
+	default:
+		raw, _ := json.Marshal(b)
+		rd = strings.NewReader(string(raw))
+	}
+	req, err := http.NewRequest(method, url, rd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	res, err := c.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, url, err)
+	}
+	defer res.Body.Close()
+	var out map[string]any
+	json.NewDecoder(res.Body).Decode(&out)
+	return res.StatusCode, out
+}
+
+// TestBehindNginx runs Herald behind nginx configured as docs/https.md
+// says, with trusted_proxies = the proxy's address, and clients on
+// different loopback addresses.
+func TestBehindNginx(t *testing.T) {
+	t.Parallel()
+	nginxBin(t) // skip early, before starting Herald
+	certPEM, keyPEM := tlstest.SelfSigned(t, proxyName, 1)
+	dir := t.TempDir()
+	certFile, keyFile := filepath.Join(dir, "fullchain.pem"), filepath.Join(dir, "privkey.pem")
+	tlstest.ReplaceFile(t, certFile, certPEM)
+	tlstest.ReplaceFile(t, keyFile, keyPEM)
+	roots := tlstest.Pool(t, certPEM)
+
+	heraldAddr := freeAddr(t)
+	env := newCLIEnv(t)
+	env["HERALD_LISTEN"], env["HERALD_TRUSTED_PROXIES"] = heraldAddr, "127.0.0.1"
+	httpsAddr, httpAddr := startNginx(t, certFile, keyFile, heraldAddr)
+	base := "https://" + proxyName + ":" + fmt.Sprint(tlstest.Port(t, httpsAddr))
+	env["HERALD_BASE_URL"] = base
+	logs := serveHerald(t, env, func() error { _, err := getOK(http.DefaultClient, "http://"+heraldAddr+"/healthz"); return err })
+	const email, password = "proxied@example.com", "the-right-password"
+	mustCLI(t, env, password+"\n", "user", "add", email, "--name", "Proxied", "--password-stdin")
+	signIn := func(c *http.Client, url, pw string, headers ...string) (int, map[string]any) {
+		return call(t, c, "POST", url+"/v1/auth/local", map[string]string{"email": email, "password": pw}, "", headers...)
+	}
+	alice, bob := from("127.0.0.2", httpsAddr, roots), from("127.0.0.3", httpsAddr, roots)
+
+	t.Run("sign-in throttles count each client apart", func(t *testing.T) {
+		for i := 1; i <= 10; i++ {
+			if status, body := signIn(alice, base, "wrong"); status != 401 {
+				t.Fatalf("wrong password %d from 127.0.0.2: %d %v, want 401", i, status, body)
+			}
+		}
+		if status, body := signIn(alice, base, password); status != 429 {
+			t.Fatalf("11th try from 127.0.0.2: %d %v, want 429", status, body)
+		}
+		// Without trusted_proxies both would be the proxy, 127.0.0.1, and
+		// share 127.0.0.2's exhausted budget.
+		if status, body := signIn(bob, base, "wrong"); status != 401 {
+			t.Errorf("wrong password from 127.0.0.3: %d %v, want 401 (not throttled)", status, body)
+		}
+		if status, body := signIn(bob, base, password); status != 200 {
+			t.Errorf("right password from 127.0.0.3: %d %v, want 200", status, body)
+		}
+		for _, ip := range []string{"127.0.0.2", "127.0.0.3"} {
+			if !strings.Contains(logs.String(), "remote="+ip) {
+				t.Errorf("the access log never names the client %s:\n%s", ip, logs)
+			}
+		}
+	})
+
+	t.Run("forged X-Forwarded-For changes nothing", func(t *testing.T) {
+		// Through the proxy: nginx appends the real client, which is the
+		// right-most untrusted hop.
+		if status, body := signIn(alice, base, password, "X-Forwarded-For", "127.0.0.9"); status != 429 {
+			t.Errorf("127.0.0.2 through nginx claiming 127.0.0.9: %d %v, want 429 (still 127.0.0.2)", status, body)
+		}
+		// Straight to Herald from an address that is not a trusted proxy:
+		// the header is not read at all.
+		direct := "http://" + heraldAddr
+		if status, body := signIn(from("127.0.0.2", heraldAddr, nil), direct, password, "X-Forwarded-For", "127.0.0.9"); status != 429 {
+			t.Errorf("127.0.0.2 straight to Herald claiming 127.0.0.9: %d %v, want 429", status, body)
+		}
+		if status, body := signIn(from("127.0.0.4", heraldAddr, nil), direct, "wrong", "X-Forwarded-For", "127.0.0.2"); status != 401 {
+			t.Errorf("127.0.0.4 straight to Herald claiming 127.0.0.2: %d %v, want 401 (127.0.0.4's own budget)", status, body)
+		}
+	})
+
+	_, sess := signIn(bob, base, password)
+	token, _ := sess["access_token"].(string)
+	if token == "" {
+		t.Fatalf("no session from 127.0.0.3: %v", sess)
+	}
+
+	t.Run("a stream event arrives through the proxy within a second", func(t *testing.T) {
+		status, ch := call(t, bob, "POST", base+"/v1/channels", map[string]string{"name": "through nginx"}, token)
+		if status != 201 {
+			t.Fatalf("create channel: %d %v", status, ch)
+		}
+		hook, _ := ch["webhook_url"].(string)
+		if !strings.HasPrefix(hook, base+"/v1/send/") {
+			t.Fatalf("webhook_url %q is not under base_url %s", hook, base)
+		}
+		req, _ := http.NewRequest("GET", base+"/v1/stream", nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		stream := from("127.0.0.3", httpsAddr, roots)
+		stream.Timeout = 0 // the stream stays open
+		res, err := stream.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		if res.StatusCode != 200 || !strings.HasPrefix(res.Header.Get("Content-Type"), "text/event-stream") {
+			t.Fatalf("stream: %d %s", res.StatusCode, res.Header.Get("Content-Type"))
+		}
+		lines := make(chan string, 100)
+		go func() {
+			sc := bufio.NewScanner(res.Body)
+			for sc.Scan() {
+				lines <- sc.Text()
+			}
+			close(lines)
+		}()
+		waitLine(t, lines, func(l string) bool { return l == ": connected" }, 5*time.Second)
+
+		sent := time.Now()
+		status, msg := call(t, bob, "POST", hook, map[string]string{"title": "through the proxy"}, "")
+		id, _ := msg["id"].(string)
+		if status != 200 || id == "" {
+			t.Fatalf("send: %d %v", status, msg)
+		}
+		waitLine(t, lines, func(l string) bool { return strings.HasPrefix(l, "data:") && strings.Contains(l, id) }, time.Second)
+		t.Logf("event for %s arrived %s after the send began", id, time.Since(sent).Round(time.Millisecond))
+	})
+
+	t.Run("the 1 MiB body limit holds through the proxy", func(t *testing.T) {
+		big := `{"name":"big","icon":"` + strings.Repeat("a", 1<<20) + `"}`
+		status, body := call(t, bob, "POST", base+"/v1/channels", big, token)
+		if msg, _ := body["message"].(string); status != 400 || body["error"] != "invalid_payload" || !strings.Contains(msg, "larger than") {
+			t.Errorf("a body over 1 MiB through nginx: %d %v, want Herald's 400 invalid_payload", status, body)
+		}
+	})
+
+	t.Run("plain HTTP is redirected", func(t *testing.T) {
+		res, err := from("127.0.0.3", httpAddr, nil).Get("http://" + proxyName + "/v1/channels?x=1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if want := "https://" + proxyName + "/v1/channels?x=1"; res.StatusCode != 301 || res.Header.Get("Location") != want {
+			t.Errorf("plain HTTP: %d to %q, want 301 to %s", res.StatusCode, res.Header.Get("Location"), want)
+		}
+	})
+}
+
+// waitLine reads lines until match accepts one, failing the test after
+// within.
+func waitLine(t *testing.T, lines <-chan string, match func(string) bool, within time.Duration) {
+	t.Helper()
+	timeout := time.After(within)
+	for {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				t.Fatal("the stream ended")
+			}
+			if match(l) {
+				return
+			}
+		case <-timeout:
+			t.Fatalf("no matching line within %s", within)
+		}
+	}
+}
