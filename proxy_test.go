@@ -23,60 +23,103 @@ import (
 // The name the proxy serves; the tests dial its address, whatever the name.
 const proxyName = "herald.example.com"
 
-// nginxBin returns Debian's nginx, or skips the test when there is none
-// (fails under CI=true, which installs it).
-func nginxBin(t *testing.T) string {
+// proxyBin returns the Debian package's program (name, or the first of
+// paths that exists), or skips the test when there is none (fails under
+// CI=true, which installs it).
+func proxyBin(t *testing.T, pkg string, paths ...string) string {
 	t.Helper()
-	for _, p := range []string{"nginx", "/usr/sbin/nginx"} {
+	for _, p := range paths {
 		if bin, err := exec.LookPath(p); err == nil {
 			return bin
 		}
 	}
 	if os.Getenv("CI") == "true" {
-		t.Fatal("nginx is needed under CI=true (apt-get install nginx)")
+		t.Fatalf("%s is needed under CI=true (apt-get install %s)", pkg, pkg)
 	}
-	t.Skip("SKIP: no nginx (apt-get install nginx), so Herald behind a reverse proxy is not tested")
+	t.Skipf("SKIP: no %s (apt-get install %s), so Herald behind it is not tested", pkg, pkg)
 	return ""
 }
 
-// docsNginx is the nginx configuration of docs/https.md with its ports,
-// certificate paths and upstream replaced. Each replaced text must be
-// there, so the docs cannot drift from what this test runs.
-func docsNginx(t *testing.T, httpsPort, httpPort int, certFile, keyFile, upstream string) string {
+// docsConfig is the lang block of docs/https.md with each replacement
+// made. Each replaced text must be there exactly once, so the docs cannot
+// drift from what the tests run.
+func docsConfig(t *testing.T, lang string, replace ...[2]string) string {
 	t.Helper()
 	doc, err := os.ReadFile("docs/https.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := regexp.MustCompile("(?s)```nginx\n(.*?)```").FindSubmatch(doc)
+	m := regexp.MustCompile("(?s)```" + lang + "\n(.*?)```").FindSubmatch(doc)
 	if m == nil {
-		t.Fatal("docs/https.md has no ```nginx block")
+		t.Fatalf("docs/https.md has no ```%s block", lang)
 	}
 	conf := string(m[1])
-	for _, r := range [][2]string{
-		{"listen 80;", fmt.Sprintf("listen 127.0.0.1:%d;", httpPort)},
-		{"listen 443 ssl http2;", fmt.Sprintf("listen 127.0.0.1:%d ssl http2;", httpsPort)},
-		{"/etc/letsencrypt/live/herald.example.com/fullchain.pem", certFile},
-		{"/etc/letsencrypt/live/herald.example.com/privkey.pem", keyFile},
-		{"http://127.0.0.1:8080", "http://" + upstream},
-	} {
+	for _, r := range replace {
 		if strings.Count(conf, r[0]) != 1 {
-			t.Fatalf("docs/https.md's nginx block should hold %q once:\n%s", r[0], conf)
+			t.Fatalf("docs/https.md's %s block should hold %q once:\n%s", lang, r[0], conf)
 		}
 		conf = strings.Replace(conf, r[0], r[1], 1)
 	}
 	return conf
 }
 
-// startNginx runs nginx in the foreground as one process, with everything
-// it writes under a temporary directory, in front of upstream. It returns
-// its HTTPS and HTTP addresses.
+// startProxy runs a reverse proxy in front of upstream on loopback, serving
+// HTTPS for proxyName with the certificate in certFile and keyFile, and
+// returns its HTTPS address and that of its plain-HTTP redirect.
+type startProxy func(t *testing.T, certFile, keyFile, upstream string) (httpsAddr, httpAddr string)
+
+// runProxy starts cmd and waits until it listens on addr. At cleanup it
+// kills it and, if the test failed, logs what it printed and logFile.
+func runProxy(t *testing.T, cmd *exec.Cmd, addr, logFile string) {
+	t.Helper()
+	out := &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	printed := func() string {
+		errLog, _ := os.ReadFile(logFile)
+		return fmt.Sprintf("%s printed:\n%s\n%s:\n%s", cmd.Path, out, logFile, errLog)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		<-exited
+		if t.Failed() {
+			t.Log(printed())
+		}
+	})
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+			c.Close()
+			return
+		}
+		select {
+		case err := <-exited:
+			t.Fatalf("%s exited: %v\n%s", cmd.Path, err, printed())
+		case <-time.After(20 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s does not listen on %s after 10 s\n%s", cmd.Path, addr, printed())
+		}
+	}
+}
+
+// startNginx runs nginx in the foreground as one process, with the site
+// of docs/https.md and everything it writes under a temporary directory.
 func startNginx(t *testing.T, certFile, keyFile, upstream string) (httpsAddr, httpAddr string) {
 	t.Helper()
-	bin := nginxBin(t)
+	bin := proxyBin(t, "nginx", "nginx", "/usr/sbin/nginx")
 	dir := t.TempDir()
 	httpsAddr, httpAddr = freeAddr(t), freeAddr(t)
-	site := docsNginx(t, tlstest.Port(t, httpsAddr), tlstest.Port(t, httpAddr), certFile, keyFile, upstream)
+	site := docsConfig(t, "nginx",
+		[2]string{"listen 80;", "listen " + httpAddr + ";"},
+		[2]string{"listen 443 ssl http2;", "listen " + httpsAddr + " ssl http2;"},
+		[2]string{"/etc/letsencrypt/live/herald.example.com/fullchain.pem", certFile},
+		[2]string{"/etc/letsencrypt/live/herald.example.com/privkey.pem", keyFile},
+		[2]string{"http://127.0.0.1:8080", "http://" + upstream})
 	if err := os.WriteFile(filepath.Join(dir, "herald.conf"), []byte(site), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -100,38 +143,32 @@ http {
 	if err := os.WriteFile(filepath.Join(dir, "nginx.conf"), []byte(main), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, "-p", dir, "-c", filepath.Join(dir, "nginx.conf"), "-e", filepath.Join(dir, "error.log"))
-	out := &syncBuffer{}
-	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Start(); err != nil {
+	errLog := filepath.Join(dir, "error.log")
+	runProxy(t, exec.Command(bin, "-p", dir, "-c", filepath.Join(dir, "nginx.conf"), "-e", errLog), httpsAddr, errLog)
+	return httpsAddr, httpAddr
+}
+
+// startCaddy runs caddy with the Caddyfile of docs/https.md, given the
+// test's certificate instead of getting one, bound to loopback, with its
+// admin endpoint off and its state under a temporary directory.
+func startCaddy(t *testing.T, certFile, keyFile, upstream string) (httpsAddr, httpAddr string) {
+	t.Helper()
+	bin := proxyBin(t, "caddy", "caddy")
+	dir := t.TempDir()
+	httpsAddr, httpAddr = freeAddr(t), freeAddr(t)
+	site := docsConfig(t, "caddyfile",
+		[2]string{"herald.example.com {", "herald.example.com {\n\tbind 127.0.0.1\n\ttls " + certFile + " " + keyFile},
+		[2]string{"127.0.0.1:8080", upstream})
+	global := fmt.Sprintf("{\n\tadmin off\n\thttp_port %d\n\thttps_port %d\n\tstorage file_system %s\n}\n\n",
+		tlstest.Port(t, httpAddr), tlstest.Port(t, httpsAddr), filepath.Join(dir, "storage"))
+	caddyfile := filepath.Join(dir, "Caddyfile")
+	if err := os.WriteFile(caddyfile, []byte(global+site), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		<-exited
-		if t.Failed() {
-			errLog, _ := os.ReadFile(filepath.Join(dir, "error.log"))
-			t.Logf("nginx printed:\n%s\nnginx error.log:\n%s", out, errLog)
-		}
-	})
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if c, err := net.DialTimeout("tcp", httpsAddr, time.Second); err == nil {
-			c.Close()
-			return httpsAddr, httpAddr
-		}
-		select {
-		case err := <-exited:
-			errLog, _ := os.ReadFile(filepath.Join(dir, "error.log"))
-			t.Fatalf("nginx exited: %v\n%s\n%s", err, out, errLog)
-		case <-time.After(20 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("nginx does not listen on %s after 10 s", httpsAddr)
-		}
-	}
+	cmd := exec.Command(bin, "run", "--config", caddyfile, "--adapter", "caddyfile")
+	cmd.Env = append(os.Environ(), "HOME="+dir, "XDG_DATA_HOME="+filepath.Join(dir, "data"), "XDG_CONFIG_HOME="+filepath.Join(dir, "config"))
+	runProxy(t, cmd, httpsAddr, filepath.Join(dir, "none"))
+	return httpsAddr, httpAddr
 }
 
 // from is an HTTP client whose connections come from the loopback address
@@ -189,12 +226,20 @@ func call(t *testing.T, c *http.Client, method, url string, body any, token stri
 	return res.StatusCode, out
 }
 
-// TestBehindNginx runs Herald behind nginx configured as docs/https.md
-// says, with trusted_proxies = the proxy's address, and clients on
-// different loopback addresses.
+// TestBehindNginx and TestBehindCaddy run Herald behind the proxy
+// configured as docs/https.md says, with trusted_proxies = the proxy's
+// address, and clients on different loopback addresses.
 func TestBehindNginx(t *testing.T) {
 	t.Parallel()
-	nginxBin(t) // skip early, before starting Herald
+	testBehindProxy(t, startNginx)
+}
+
+func TestBehindCaddy(t *testing.T) {
+	t.Parallel()
+	testBehindProxy(t, startCaddy)
+}
+
+func testBehindProxy(t *testing.T, start startProxy) {
 	certPEM, keyPEM := tlstest.SelfSigned(t, proxyName, 1)
 	dir := t.TempDir()
 	certFile, keyFile := filepath.Join(dir, "fullchain.pem"), filepath.Join(dir, "privkey.pem")
@@ -205,7 +250,7 @@ func TestBehindNginx(t *testing.T) {
 	heraldAddr := freeAddr(t)
 	env := newCLIEnv(t)
 	env["HERALD_LISTEN"], env["HERALD_TRUSTED_PROXIES"] = heraldAddr, "127.0.0.1"
-	httpsAddr, httpAddr := startNginx(t, certFile, keyFile, heraldAddr)
+	httpsAddr, httpAddr := start(t, certFile, keyFile, heraldAddr)
 	base := "https://" + proxyName + ":" + fmt.Sprint(tlstest.Port(t, httpsAddr))
 	env["HERALD_BASE_URL"] = base
 	logs := serveHerald(t, env, func() error { _, err := getOK(http.DefaultClient, "http://"+heraldAddr+"/healthz"); return err })
@@ -241,10 +286,11 @@ func TestBehindNginx(t *testing.T) {
 	})
 
 	t.Run("forged X-Forwarded-For changes nothing", func(t *testing.T) {
-		// Through the proxy: nginx appends the real client, which is the
-		// right-most untrusted hop.
+		// Through the proxy: it appends the real client (nginx) or puts
+		// it in place of the header (Caddy); either way the right-most
+		// untrusted hop is the real client.
 		if status, body := signIn(alice, base, password, "X-Forwarded-For", "127.0.0.9"); status != 429 {
-			t.Errorf("127.0.0.2 through nginx claiming 127.0.0.9: %d %v, want 429 (still 127.0.0.2)", status, body)
+			t.Errorf("127.0.0.2 through the proxy claiming 127.0.0.9: %d %v, want 429 (still 127.0.0.2)", status, body)
 		}
 		// Straight to Herald from an address that is not a trusted proxy:
 		// the header is not read at all.
@@ -264,7 +310,7 @@ func TestBehindNginx(t *testing.T) {
 	}
 
 	t.Run("a stream event arrives through the proxy within a second", func(t *testing.T) {
-		status, ch := call(t, bob, "POST", base+"/v1/channels", map[string]string{"name": "through nginx"}, token)
+		status, ch := call(t, bob, "POST", base+"/v1/channels", map[string]string{"name": "through the proxy"}, token)
 		if status != 201 {
 			t.Fatalf("create channel: %d %v", status, ch)
 		}
@@ -308,7 +354,7 @@ func TestBehindNginx(t *testing.T) {
 		big := `{"name":"big","icon":"` + strings.Repeat("a", 1<<20) + `"}`
 		status, body := call(t, bob, "POST", base+"/v1/channels", big, token)
 		if msg, _ := body["message"].(string); status != 400 || body["error"] != "invalid_payload" || !strings.Contains(msg, "larger than") {
-			t.Errorf("a body over 1 MiB through nginx: %d %v, want Herald's 400 invalid_payload", status, body)
+			t.Errorf("a body over 1 MiB through the proxy: %d %v, want Herald's 400 invalid_payload", status, body)
 		}
 	})
 
@@ -318,8 +364,11 @@ func TestBehindNginx(t *testing.T) {
 			t.Fatal(err)
 		}
 		res.Body.Close()
-		if want := "https://" + proxyName + "/v1/channels?x=1"; res.StatusCode != 301 || res.Header.Get("Location") != want {
-			t.Errorf("plain HTTP: %d to %q, want 301 to %s", res.StatusCode, res.Header.Get("Location"), want)
+		// nginx sends to the default port, as in the docs; Caddy to the
+		// port it serves HTTPS on.
+		loc := res.Header.Get("Location")
+		if res.StatusCode != 301 && res.StatusCode != 308 || !strings.HasPrefix(loc, "https://"+proxyName) || !strings.HasSuffix(loc, "/v1/channels?x=1") {
+			t.Errorf("plain HTTP: %d to %q, want a permanent redirect to https://%s.../v1/channels?x=1", res.StatusCode, loc, proxyName)
 		}
 	})
 }
