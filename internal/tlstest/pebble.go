@@ -27,9 +27,10 @@ import (
 	"time"
 )
 
-// PebbleVersion is the Pebble release the tests run.
 const (
-	PebbleModule  = "github.com/letsencrypt/pebble/v2"
+	// PebbleModule is Pebble's Go module.
+	PebbleModule = "github.com/letsencrypt/pebble/v2"
+	// PebbleVersion is the Pebble release the tests run (.ci/run reads it).
 	PebbleVersion = "v2.10.1"
 )
 
