@@ -20,6 +20,7 @@ import (
 
 	"github.com/heraldhq/herald/config"
 	"github.com/heraldhq/herald/delivery"
+	"github.com/heraldhq/herald/forwarded"
 	"github.com/heraldhq/herald/netguard"
 	"github.com/heraldhq/herald/push"
 	"github.com/heraldhq/herald/schedule"
@@ -91,19 +92,30 @@ func (a *app) serve(ctx context.Context) error {
 	pusher := delivery.NewPusher(st, dispatcher, delivery.PushConfig{Workers: cfg.Push.Workers,
 		MaxAttempts: cfg.Push.MaxAttempts, BackoffBase: cfg.Push.BackoffBase.Duration, BackoffMax: cfg.Push.BackoffMax.Duration},
 		delivery.Options{Logger: log, Registry: reg})
+	proxies, err := forwarded.Parse(cfg.TrustedProxies)
+	if err != nil {
+		return err
+	}
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.Listen, err)
 	}
+	front, err := openFrontDoor(cfg, log)
+	if err != nil {
+		ln.Close()
+		return err
+	}
 	httpSrv := &http.Server{
-		Handler:           srv.Handler(),
+		Handler:           proxies.Handler(srv.Handler()),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      60 * time.Second,
 		IdleTimeout:       120 * time.Second,
 	}
 	httpSrv.RegisterOnShutdown(srv.CloseStreams)
-	log.Info("herald listening", "addr", ln.Addr().String(), "base_url", cfg.BaseURL, "db", cfg.DBPath(), "version", version)
+	log.Info("herald listening", "addr", ln.Addr().String(), "https", cfg.TLS.Enabled(), "base_url", cfg.BaseURL,
+		"db", cfg.DBPath(), "version", version)
+	warnPlainHTTP(log, cfg, ln.Addr())
 
 	workers, stopWorkers := context.WithCancel(context.Background())
 	defer stopWorkers()
@@ -114,12 +126,13 @@ func (a *app) serve(ctx context.Context) error {
 
 	workerFailed := false
 	serveErr := make(chan error, 1)
-	go func() { serveErr <- httpSrv.Serve(ln) }()
+	go func() { serveErr <- front.serve(gctx, httpSrv, ln) }()
 
 	select {
 	case <-ctx.Done():
 		log.Info("shutting down")
 	case err := <-serveErr:
+		front.shutdown(context.Background())
 		stopWorkers()
 		_ = g.Wait()
 		return fmt.Errorf("http server: %w", err)
@@ -132,6 +145,7 @@ func (a *app) serve(ctx context.Context) error {
 	if err := httpSrv.Shutdown(shutdownCtx); err != nil {
 		log.Error("http shutdown", "err", err)
 	}
+	front.shutdown(shutdownCtx)
 	if err := <-serveErr; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		log.Error("http server", "err", err)
 	}

@@ -44,7 +44,13 @@ type Config struct {
 	// MetricsToken, when set, must be sent as "Authorization: Bearer
 	// <token>" to read /metrics.
 	MetricsToken string `toml:"metrics_token"`
+	// TrustedProxies are the networks (CIDRs or single addresses) of the
+	// reverse proxies in front of Herald. Only a request whose TCP peer is
+	// in one of them has its X-Forwarded-For, X-Forwarded-Proto or
+	// Forwarded headers believed.
+	TrustedProxies []string `toml:"trusted_proxies"`
 
+	TLS           TLS           `toml:"tls"`
 	Database      Database      `toml:"database"`
 	Auth          Auth          `toml:"auth"`
 	Plans         Plans         `toml:"plans"`
@@ -54,6 +60,27 @@ type Config struct {
 	Subscriptions Subscriptions `toml:"subscriptions"`
 	Retention     Retention     `toml:"retention"`
 }
+
+// LetsEncrypt is the ACME directory used when tls.acme_directory is not set.
+const LetsEncrypt = "https://acme-v02.api.letsencrypt.org/directory"
+
+// TLS configures HTTPS served by Herald itself: from certificate files, or
+// from an ACME certificate authority. Neither set: plain HTTP (the usual
+// setup behind a reverse proxy that ends TLS).
+type TLS struct {
+	CertFile       string   `toml:"cert_file"`       // PEM chain, re-read when it changes
+	KeyFile        string   `toml:"key_file"`        // PEM private key, re-read with CertFile
+	ACMEDomains    []string `toml:"acme_domains"`    // names to get certificates for; turns ACME on
+	ACMEEmail      string   `toml:"acme_email"`      // contact for expiry notices; optional
+	ACMEDirectory  string   `toml:"acme_directory"`  // the CA's directory URL
+	RedirectListen string   `toml:"redirect_listen"` // plain-HTTP address that redirects to HTTPS and answers HTTP-01
+}
+
+// Enabled reports whether Herald serves HTTPS itself.
+func (t TLS) Enabled() bool { return t.CertFile != "" || len(t.ACMEDomains) > 0 }
+
+// ACMECacheDir is where certificates and the ACME account key are kept.
+func (c Config) ACMECacheDir() string { return filepath.Join(c.DataDir, "acme") }
 
 // Database configures SQLite.
 type Database struct {
@@ -210,7 +237,10 @@ func Default() Config {
 		LogFormat:   "text",
 		LogLevel:    "info",
 		Metrics:     true,
-		Database:    Database{Synchronous: "full"},
+		// Empty, not nil, as the example file's "= []" decodes.
+		TrustedProxies: []string{},
+		TLS:            TLS{ACMEDomains: []string{}, ACMEDirectory: LetsEncrypt},
+		Database:       Database{Synchronous: "full"},
 		Auth: Auth{
 			SessionTTL:     Duration{time.Hour},
 			RefreshTTL:     Duration{720 * time.Hour},

@@ -73,6 +73,10 @@ func TestDefaults(t *testing.T) {
 		{"allow_loopback", cfg.Delivery.AllowLoopback, false},
 		{"block_private", cfg.Delivery.BlockPrivate, false},
 		{"retention", cfg.Retention.Messages.Duration, 720 * time.Hour},
+		{"trusted_proxies", cfg.TrustedProxies, []string{}},
+		{"tls", cfg.TLS.Enabled(), false},
+		{"acme_directory", cfg.TLS.ACMEDirectory, LetsEncrypt},
+		{"acme cache", cfg.ACMECacheDir(), filepath.Join("data", "acme")},
 	}
 	for _, c := range checks {
 		if !reflect.DeepEqual(c.got, c.want) {
@@ -90,6 +94,12 @@ default_plan = "pro"
 log_format = "json"
 log_level = "debug"
 metrics = false
+trusted_proxies = ["10.0.0.0/8", "127.0.0.1"]
+[tls]
+acme_domains = ["Herald.Example.com."]
+acme_email = "ops@example.com"
+acme_directory = "https://127.0.0.1:14000/dir"
+redirect_listen = ":80"
 [database]
 synchronous = "normal"
 [auth]
@@ -167,6 +177,9 @@ messages = "24h"
 	want := Config{
 		Listen: "0.0.0.0:9000", BaseURL: "https://herald.example.com", DataDir: "/var/lib/herald",
 		DefaultPlan: "pro", LogFormat: "json", LogLevel: "debug", Metrics: false,
+		TrustedProxies: []string{"10.0.0.0/8", "127.0.0.1"},
+		TLS: TLS{ACMEDomains: []string{"herald.example.com"}, ACMEEmail: "ops@example.com",
+			ACMEDirectory: "https://127.0.0.1:14000/dir", RedirectListen: ":80"},
 		Database: Database{Synchronous: "normal"},
 		Auth: Auth{SessionTTL: Duration{30 * time.Minute}, RefreshTTL: Duration{48 * time.Hour}, Providers: []Provider{
 			{Name: "google", Issuer: "https://accounts.google.com", ClientID: "web-id", ClientSecret: "s3cret",
@@ -228,6 +241,7 @@ func TestBadValues(t *testing.T) {
 	provider := func(extra string) string {
 		return "[[auth.providers]]\nname = \"ok\"\nissuer = \"https://id.example.com\"\nclient_id = \"c\"\n" + extra
 	}
+	const https = "base_url = \"https://a.example.com\"\n\n"
 	tests := []struct {
 		name, body string
 		wants      []string
@@ -265,6 +279,16 @@ func TestBadValues(t *testing.T) {
 		{"webpush subject", "[push.webpush]\nsubject = \"ops@example.com\"\n", []string{"push.webpush.subject"}},
 		{"push workers", "[push]\nworkers = 0\nbackoff_base = \"1m\"\nbackoff_max = \"1s\"\n", []string{"push.workers", "push.backoff_max"}},
 		{"google endpoint", "[subscriptions.google]\nendpoint = \"nope\"\n", []string{"subscriptions.google.endpoint"}},
+		{"trusted_proxies", "trusted_proxies = [\"10.0.0.0/33\"]\n", []string{"line 1: trusted_proxies", "10.0.0.0/33"}},
+		{"tls key alone", https + "[tls]\nkey_file = \"/k.pem\"\n", []string{"tls.cert_file", "together"}},
+		{"tls files and acme", https + "[tls]\ncert_file = \"/c.pem\"\nkey_file = \"/k.pem\"\nacme_domains = [\"a.example.com\"]\n", []string{"line 6: tls.acme_domains", "not both"}},
+		{"acme wildcard", https + "[tls]\nacme_domains = [\"*.example.com\"]\n", []string{"tls.acme_domains", "*.example.com"}},
+		{"acme ip", https + "[tls]\nacme_domains = [\"192.0.2.1\"]\n", []string{"tls.acme_domains", "192.0.2.1"}},
+		{"acme one label", https + "[tls]\nacme_domains = [\"herald\"]\n", []string{"tls.acme_domains"}},
+		{"acme directory", https + "[tls]\nacme_domains = [\"a.example.com\"]\nacme_directory = \"x\"\n", []string{"tls.acme_directory"}},
+		{"redirect without tls", "[tls]\nredirect_listen = \":80\"\n", []string{"line 2: tls.redirect_listen", "needs"}},
+		{"redirect_listen", https + "[tls]\nacme_domains = [\"a.example.com\"]\nredirect_listen = \"80\"\n", []string{"tls.redirect_listen", "host:port"}},
+		{"tls with http base_url", "[tls]\nacme_domains = [\"a.example.com\"]\n", []string{"base_url", "https://"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -28,6 +28,9 @@ func TestEnvOverrides(t *testing.T) {
 		"HERALD_DELIVERY_ALLOW_LOOPBACK":              "true",
 		"HERALD_DELIVERY_BLOCK_PRIVATE":               "1",
 		"HERALD_SUBSCRIPTIONS_GOOGLE_PUBSUB_AUDIENCE": "aud",
+		"HERALD_TRUSTED_PROXIES":                      "10.0.0.0/8, 192.168.1.1",
+		"HERALD_TLS_ACME_DOMAINS":                     "h.example.com",
+		"HERALD_TLS_REDIRECT_LISTEN":                  ":80",
 	}))
 	if err != nil {
 		t.Fatalf("Load: %v", err)
@@ -52,6 +55,9 @@ func TestEnvOverrides(t *testing.T) {
 		{"block_private", cfg.Delivery.BlockPrivate, true},
 		{"pubsub", cfg.Subscriptions.Google.PubsubAudience, "aud"},
 		{"untouched", cfg.Delivery.MaxAttempts, 8},
+		{"trusted_proxies", cfg.TrustedProxies, []string{"10.0.0.0/8", "192.168.1.1"}},
+		{"acme_domains", cfg.TLS.ACMEDomains, []string{"h.example.com"}},
+		{"redirect_listen", cfg.TLS.RedirectListen, ":80"},
 	}
 	for _, c := range checks {
 		if !reflect.DeepEqual(c.got, c.want) {

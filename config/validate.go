@@ -90,6 +90,12 @@ func (c *Config) Validate() error {
 	p.oneOf("log_format", c.LogFormat, "text", "json")
 	p.oneOf("log_level", c.LogLevel, "debug", "info", "warn", "error")
 	p.oneOf("database.synchronous", c.Database.Synchronous, "full", "normal")
+	for _, n := range c.TrustedProxies {
+		if !isNetwork(n) {
+			p.add("trusted_proxies", "%q is not a CIDR or an IP address (e.g. \"10.0.0.0/8\" or \"127.0.0.1\")", n)
+		}
+	}
+	c.validateTLS(&p)
 
 	p.positive("auth.session_ttl", c.Auth.SessionTTL)
 	p.positive("auth.refresh_ttl", c.Auth.RefreshTTL)
@@ -200,5 +206,50 @@ func (c *Config) validatePush(p *problems) {
 	p.httpURL("push.fcm.endpoint", f.Endpoint, true)
 	if s := c.Push.WebPush.Subject; s != "" && !strings.HasPrefix(s, "mailto:") && !strings.HasPrefix(s, "https://") {
 		p.add("push.webpush.subject", "must start with \"mailto:\" or \"https://\", got %q", s)
+	}
+}
+
+// isNetwork reports whether s is a CIDR or a single IP address.
+func isNetwork(s string) bool {
+	if _, err := netip.ParsePrefix(s); err == nil {
+		return true
+	}
+	_, err := netip.ParseAddr(s)
+	return err == nil
+}
+
+// acmeName is a host name a public CA can issue for: letters, digits and
+// hyphens in two or more labels, no wildcard (ACME's TLS-ALPN-01 and
+// HTTP-01 challenges cannot prove one).
+var acmeName = regexp.MustCompile(`^([a-z0-9]([a-z0-9-]*[a-z0-9])?\.)+[a-z0-9]([a-z0-9-]*[a-z0-9])?$`)
+
+func (c *Config) validateTLS(p *problems) {
+	t := &c.TLS
+	if (t.CertFile == "") != (t.KeyFile == "") {
+		p.add("tls.cert_file", "cert_file and key_file must be set together")
+	}
+	if t.CertFile != "" && len(t.ACMEDomains) > 0 {
+		p.add("tls.acme_domains", "set either cert_file and key_file or acme_domains, not both")
+	}
+	for i, d := range t.ACMEDomains {
+		t.ACMEDomains[i] = strings.ToLower(strings.TrimSuffix(d, "."))
+		if _, err := netip.ParseAddr(d); err == nil || !acmeName.MatchString(t.ACMEDomains[i]) {
+			p.add("tls.acme_domains", "%q is not a host name an ACME CA can issue for (e.g. \"herald.example.com\"; no wildcards or IP addresses)", d)
+		}
+	}
+	p.httpURL("tls.acme_directory", t.ACMEDirectory, false)
+	if t.RedirectListen != "" {
+		if _, _, err := net.SplitHostPort(t.RedirectListen); err != nil {
+			p.add("tls.redirect_listen", "must be host:port (e.g. \":80\"), got %q", t.RedirectListen)
+		}
+	}
+	if !t.Enabled() {
+		if t.RedirectListen != "" {
+			p.add("tls.redirect_listen", "redirects to HTTPS, so it needs cert_file and key_file or acme_domains")
+		}
+		return
+	}
+	if !strings.HasPrefix(strings.ToLower(c.BaseURL), "https://") {
+		p.add("base_url", "must be an https:// URL when Herald serves HTTPS itself ([tls]), got %q", c.BaseURL)
 	}
 }

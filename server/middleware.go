@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/heraldhq/herald/forwarded"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -78,6 +79,9 @@ func (s *Server) outer(next http.Handler) http.Handler {
 		h := w.Header()
 		h["X-Request-Id"] = []string{id}
 		s.securityHeaders(h)
+		if !s.hsts && forwarded.HTTPS(r) {
+			h["Strict-Transport-Security"] = hstsValue // reached over HTTPS whatever base_url says
+		}
 		ctx := context.WithValue(r.Context(), keyRequestID, id)
 		r = r.WithContext(ctx)
 		r.Body = http.MaxBytesReader(w, r.Body, maxBody)
@@ -121,7 +125,8 @@ var (
 // data, never pages: no framing, no sub-resources, no referrer, and no
 // caching, since many carry tokens, secrets or keys. The admin UI and the
 // HTML signature docs replace the policy and cache rule with their own.
-// HSTS is sent when base_url is https.
+// HSTS is sent when base_url is https (outer also sends it on a request
+// that came over HTTPS: Herald's own TLS, or a trusted proxy's).
 func (s *Server) securityHeaders(h http.Header) {
 	h["X-Content-Type-Options"] = noSniff
 	h["X-Frame-Options"] = frameDeny
