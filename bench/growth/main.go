@@ -148,14 +148,15 @@ func runSize(bin string, n, conns int, phase, maxSweep time.Duration) (*result, 
 	}
 	fmt.Print(e.sendRow(label, "during the sweep", conns, maxSweep, swept))
 	sweepTook := time.Since(sweepStart)
+	sweepNote := fmt.Sprintf("%.1f", sweepTook.Seconds())
 	if !swept() {
-		e.stop()
-		return nil, fmt.Errorf("the sweep of %d messages did not end within %v", n, maxSweep)
+		// Reported, not fatal: the reads and sizes are worth having.
+		sweepNote = fmt.Sprintf("> %.0f (unfinished)", sweepTook.Seconds())
 	}
 	fmt.Print(e.sendRow(label, "after the sweep", conns, phase, nil))
 	e.stop()
 	db := filepath.Join(dir, "data", "herald.db")
-	res.sizes = fmt.Sprintf("| %s | %.0f | %.1f | %.0f | %.1f | %.1f |\n", label, fillTook.Seconds(), sweepTook.Seconds(),
+	res.sizes = fmt.Sprintf("| %s | %.0f | %s | %.0f | %.1f | %.1f |\n", label, fillTook.Seconds(), sweepNote,
 		mb(dbBefore), mb(size(db)), mb(size(db+"-wal")))
 	return res, nil
 }
