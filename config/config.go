@@ -289,7 +289,8 @@ func Load(path string, getenv func(string) string) (Config, error) {
 		data = string(b)
 		md, err = toml.Decode(data, &cfg)
 		if err != nil {
-			return Config{}, fmt.Errorf("config: %s: %w", path, parseError(err))
+			// toml's errors already carry the line and the last key.
+			return Config{}, fmt.Errorf("config: %s: %w", path, err)
 		}
 		if err := checkKeys(path, data, md); err != nil {
 			return Config{}, err
@@ -310,18 +311,6 @@ func Load(path string, getenv func(string) string) (Config, error) {
 
 // locate adds where a bad value came from (environment variable or file line)
 // to each field error of a validation failure.
-// parseError is a TOML syntax error with its line. toml's errors carry the
-// line and the last key, but name line 0 for some errors at the very start
-// of a file (a lone backslash escape): that is line 1.
-func parseError(err error) error {
-	var pe toml.ParseError
-	if !errors.As(err, &pe) || pe.Position.Line > 0 {
-		return err
-	}
-	pe.Position.Line = 1
-	return pe
-}
-
 func locate(err error, path, data string, md toml.MetaData, fromEnv map[string]string) error {
 	var errs []error
 	for _, e := range unjoin(err) {
