@@ -290,7 +290,7 @@ func Load(path string, getenv func(string) string) (Config, error) {
 		md, err = toml.Decode(data, &cfg)
 		if err != nil {
 			// toml's errors already carry the line and the last key.
-			return Config{}, fmt.Errorf("config: %s: %w", path, err)
+			return Config{}, fmt.Errorf("config: %s: %w", path, fixLine(err, data))
 		}
 		if err := checkKeys(path, data, md); err != nil {
 			return Config{}, err

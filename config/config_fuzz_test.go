@@ -53,10 +53,10 @@ var (
 )
 
 // checkLocated fails unless every part of a Load error names the file (and
-// any line it names is in the file) or the key.
+// any line it names holds a byte of the file) or the key.
 func checkLocated(t *testing.T, err error, path, data string) {
 	t.Helper()
-	lines := strings.Count(data, "\n") + 1
+	lines := 1 + strings.Count(strings.TrimSuffix(data, "\n"), "\n")
 	for _, e := range unjoin(err) {
 		msg := e.Error()
 		rest, inFile := strings.CutPrefix(msg, "config: "+path+": ")

@@ -120,6 +120,22 @@ func lineOf(data string, md toml.MetaData, k toml.Key) int {
 	return 0
 }
 
+// fixLine corrects the line of a toml parse error. The toml lexer counts a
+// line off around a backslash at the end of a line or of the file: the
+// next line, or the one before (line 0 in a one-line file). An error lies
+// no earlier than the start of its token and no later than the last byte
+// of the file, so the line is kept between the two.
+func fixLine(err error, data string) error {
+	var pe toml.ParseError
+	if !errors.As(err, &pe) || pe.Position.Start < 0 || pe.Position.Start >= len(data) {
+		return err
+	}
+	first := 1 + strings.Count(data[:pe.Position.Start], "\n")
+	last := 1 + strings.Count(data[:len(data)-1], "\n")
+	pe.Position.Line = min(max(pe.Position.Line, first), last)
+	return pe
+}
+
 // failer fails to unmarshal, which makes toml report its key's position.
 type failer struct{}
 
