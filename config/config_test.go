@@ -225,10 +225,11 @@ func TestUnknownKeys(t *testing.T) {
 		{"in provider", "[[auth.providers]]\nname = \"a\"\nissuer = \"https://a\"\nclient_id = \"x\"\nclient_sekret = \"y\"\n", []string{`line 5: unknown key "auth.providers.client_sekret"`}},
 		{"wrong case", "[delivery]\nWorkers = 3\n", []string{`line 2: unknown key "delivery.Workers"`, `did you mean "delivery.workers"`}},
 		{"parse error", "listen = \"a\"\nworkers = = 3\n", []string{"herald.toml", "line 2"}},
-		// The toml lexer says line 0, 1 and 3 for these three.
+		// The toml lexer says line 0, 1, 3 and 3 for these four.
 		{"backslash ends a one-line file", `"\`, []string{"herald.toml: toml: line 1:"}},
 		{"backslash ends the file", "metrics = true\nlisten = \"\\", []string{"herald.toml: toml: line 2"}},
 		{"backslash ends the last line", "metrics = true\nlisten = \"\\\n", []string{"herald.toml: toml: line 2"}},
+		{"inline table left open", "metrics = true\nplans = {\n", []string{"herald.toml: toml: line 2"}},
 		{"wrong type", "[delivery]\nworkers = \"eight\"\n", []string{"herald.toml", "line 2", "delivery.workers"}},
 		{"bad duration", "[polling]\nresponse_ttl = \"ten minutes\"\n", []string{"line 2", "polling.response_ttl", "invalid duration"}},
 	}

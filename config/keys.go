@@ -121,13 +121,14 @@ func lineOf(data string, md toml.MetaData, k toml.Key) int {
 }
 
 // fixLine corrects the line of a toml parse error. The toml lexer counts a
-// line off around a backslash at the end of a line or of the file: the
-// next line, or the one before (line 0 in a one-line file). An error lies
-// no earlier than the start of its token and no later than the last byte
-// of the file, so the line is kept between the two.
+// line off around a backslash at the end of a line or of the file (the next
+// line, or the one before: line 0 in a one-line file), and an error at the
+// end of a file that ends in a newline can name the empty line after it. An
+// error lies no earlier than the start of its token and no later than the
+// last byte of the file, so the line is kept between the two.
 func fixLine(err error, data string) error {
 	var pe toml.ParseError
-	if !errors.As(err, &pe) || pe.Position.Start < 0 || pe.Position.Start >= len(data) {
+	if !errors.As(err, &pe) || data == "" || pe.Position.Start < 0 || pe.Position.Start > len(data) {
 		return err
 	}
 	first := 1 + strings.Count(data[:pe.Position.Start], "\n")
