@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -14,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/heraldhq/herald/internal/testkit"
 	"github.com/heraldhq/herald/internal/tlstest"
 )
 
@@ -39,37 +39,8 @@ func from(ip, addr string, roots *x509.CertPool) *http.Client {
 // value pairs) and returns the status and the decoded JSON answer.
 func call(t *testing.T, c *http.Client, method, url string, body any, token string, headers ...string) (int, map[string]any) {
 	t.Helper()
-	var rd *strings.Reader
-	switch b := body.(type) {
-	case nil:
-		rd = strings.NewReader("")
-	case string:
-		rd = strings.NewReader(b)
-	default:
-		raw, _ := json.Marshal(b)
-		rd = strings.NewReader(string(raw))
-	}
-	req, err := http.NewRequest(method, url, rd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	for i := 0; i+1 < len(headers); i += 2 {
-		req.Header.Set(headers[i], headers[i+1])
-	}
-	res, err := c.Do(req)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, url, err)
-	}
-	defer res.Body.Close()
-	var out map[string]any
-	json.NewDecoder(res.Body).Decode(&out)
-	return res.StatusCode, out
+	r := testkit.Do(t, c, method, url, body, token, headers...)
+	return r.Status, r.Body
 }
 
 // TestBehindNginx and TestBehindCaddy run Herald behind the proxy
