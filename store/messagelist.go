@@ -278,6 +278,9 @@ func (s *Store) IndexForSearch(ctx context.Context, n int) (int, error) {
 			from, n).Scan(&to); err != nil || !to.Valid {
 			return err
 		}
+		// A message leaves the index with the values it was indexed
+		// with: these columns must be computed exactly as the
+		// messages_unindex trigger computes them (migration 0014).
 		res, err := tx.Exec(`INSERT INTO messages_fts (rowid, title, body, readers, channel)
 			SELECT m.rowid, m.title, m.body,
 				c.user_id || COALESCE((SELECT ' ' || group_concat(j.value, ' ') FROM json_each(m.approval, '$.approvers') j), ''),

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // listFixture is a database with two users, several channels and many
@@ -268,5 +269,135 @@ func TestSearchMessages(t *testing.T) {
 	}
 	if got := search(MessageQuery{UserID: f.bob.ID, Search: "zeb*"}); len(got) != 1 {
 		t.Fatalf("new message in a reused place: found %q", got)
+	}
+}
+
+// TestSearchIndexForgetsEveryDeletedMessage deletes messages in every way
+// there is (one message, retention, a channel, a user, before and after
+// the indexer reached them) and checks the index itself, not only the
+// search results: an entry left behind would be found again once its place
+// (rowid) is reused by someone else's message.
+func TestSearchIndexForgetsEveryDeletedMessage(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newListFixture(t, 70)
+	s := f.s
+	indexed := func(word string) []int64 {
+		t.Helper()
+		var ids []int64
+		rows, err := s.read.QueryContext(ctx, "SELECT rowid FROM messages_fts WHERE messages_fts MATCH ?", `"`+word+`"`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var id int64
+			if err := rows.Scan(&id); err != nil {
+				t.Fatal(err)
+			}
+			ids = append(ids, id)
+		}
+		return ids
+	}
+	indexAll := func() {
+		t.Helper()
+		for {
+			n, err := s.IndexForSearch(ctx, 1000)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n == 0 {
+				return
+			}
+		}
+	}
+	send := func(ch *Channel, title string, approvers ...string) *Message {
+		t.Helper()
+		m := &Message{ChannelID: ch.ID, Title: title, Body: "body of " + title, Priority: "normal"}
+		if len(approvers) > 0 {
+			m.Approval = &ApprovalRule{RequiredCount: 1, Approvers: approvers, WindowSeconds: 3600}
+		}
+		if err := s.CreateMessage(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	mustGo := func(word string) {
+		t.Helper()
+		if got := indexed(word); len(got) != 0 {
+			t.Fatalf("%q is still in the search index at %v", word, got)
+		}
+	}
+
+	// One message, with approvers among its readers.
+	one := send(f.approvals, "zebra", f.bob.ID)
+	indexAll()
+	if got := indexed("zebra"); len(got) != 1 {
+		t.Fatalf("zebra indexed at %v", got)
+	}
+	if err := s.DeleteMessage(ctx, f.ann.ID, one.ID); err != nil {
+		t.Fatal(err)
+	}
+	mustGo("zebra")
+	mustGo("body")
+
+	// Retention: the fixture's messages are from 1970.
+	if n, err := s.DeleteMessagesBefore(ctx, time.UnixMilli(1e6)); err != nil || n == 0 {
+		t.Fatalf("DeleteMessagesBefore = %d, %v", n, err)
+	}
+	mustGo("kubernetes")
+	mustGo("deploy")
+	if got := indexed(f.bob.ID); len(got) != 0 {
+		t.Fatalf("bob is still a reader of %d entries", len(got))
+	}
+
+	// A channel, and a user with theirs.
+	send(f.small, "okapi")
+	carl := &User{Email: "carl@example.com", Plan: "free"}
+	if err := s.CreateUser(ctx, carl); err != nil {
+		t.Fatal(err)
+	}
+	carls := &Channel{UserID: carl.ID, Name: "carl's"}
+	if err := s.CreateChannel(ctx, carls); err != nil {
+		t.Fatal(err)
+	}
+	send(carls, "walrus", f.ann.ID)
+	indexAll()
+	if err := s.DeleteChannel(ctx, f.ann.ID, f.small.ID); err != nil {
+		t.Fatal(err)
+	}
+	mustGo("okapi")
+	if err := s.DeleteUser(ctx, carl.ID); err != nil {
+		t.Fatal(err)
+	}
+	mustGo("walrus")
+	mustGo(carl.ID)
+
+	// A message deleted before the indexer reached it was never in the
+	// index; its place, reused, is indexed with the new message's words.
+	late := send(f.bobs, "narwhal")
+	if err := s.DeleteMessage(ctx, f.bob.ID, late.ID); err != nil {
+		t.Fatal(err)
+	}
+	send(f.bobs, "heron")
+	indexAll()
+	mustGo("narwhal")
+	if got := indexed("heron"); len(got) != 1 {
+		t.Fatalf("heron indexed at %v", got)
+	}
+	// The newest message goes (its place will be reused), and ann's next
+	// message takes its place: bob does not find it by the old words.
+	newest := send(f.bobs, "osprey")
+	indexAll()
+	if err := s.DeleteMessage(ctx, f.bob.ID, newest.ID); err != nil {
+		t.Fatal(err)
+	}
+	send(f.big, "plain")
+	indexAll()
+	if got := pageAll(t, s, MessageQuery{UserID: f.bob.ID, Search: "osprey", Limit: 10}); len(got) != 0 {
+		t.Fatalf("bob finds %q by a deleted message's word", got)
+	}
+	if _, err := s.read.ExecContext(ctx, "INSERT INTO messages_fts (messages_fts, rank) VALUES ('integrity-check', 0)"); err != nil {
+		t.Fatalf("search index integrity: %v", err)
 	}
 }
