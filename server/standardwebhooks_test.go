@@ -1,7 +1,12 @@
 package server
 
 import (
+	"fmt"
 	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -99,5 +104,85 @@ func TestCallbackStandardWebhooks(t *testing.T) {
 	h.Body = []byte(strings.Replace(string(h.Body), "approve", "reject", 1))
 	if err := swVerify(t, h, fresh); err == nil {
 		t.Error("tampered body verifies")
+	}
+}
+
+// swSecret has the shape of a Herald secret: whsec_ and 32 letters and
+// digits, which is valid base64.
+const swSecret = "whsec_Q7fG2kLm9XpR4tVw8ZbN3cHd6JsY1aEu"
+
+// TestVerifyStandardExamples runs each published Standard Webhooks example
+// against signatures made by the reference library: valid exits 0 and
+// prints "valid"; a tampered body, another secret, another id and a stale
+// timestamp exit non-zero. It also checks the docs describe the scheme.
+func TestVerifyStandardExamples(t *testing.T) {
+	e := newTestEnv(t)
+	std, _ := vfDocs(e).Body["standard_webhooks"].(map[string]any)
+	if std == nil || !strings.Contains(fmt.Sprint(std["signed_payload"]), "<webhook-id>.<webhook-timestamp>.<raw_body>") ||
+		!strings.Contains(fmt.Sprint(std["key"]), "base64") {
+		t.Fatalf("docs: standard_webhooks = %v", std)
+	}
+	ex, _ := std["examples"].(map[string]any)
+	cbWantKeys(t, "standard_webhooks.examples", ex, "go", "python", "node", "shell")
+	wh, err := standardwebhooks.NewWebhook(swSecret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	sign := func(id string, at time.Time, body string) string {
+		s, err := wh.Sign(id, at, []byte(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	cases := []struct {
+		name, body, id, secret string
+		at                     time.Time
+		sig                    string
+		valid                  bool
+	}{
+		{"valid", vfBody, "dlv_1", swSecret, now, sign("dlv_1", now, vfBody), true},
+		{"valid among several", vfBody, "dlv_1", swSecret, now, "v1,AAAA " + sign("dlv_1", now, vfBody), true},
+		{"tampered body", strings.Replace(vfBody, "approve", "reject", 1), "dlv_1", swSecret, now, sign("dlv_1", now, vfBody), false},
+		{"other id", vfBody, "dlv_2", swSecret, now, sign("dlv_1", now, vfBody), false},
+		{"other secret", vfBody, "dlv_1", "whsec_" + strings.Repeat("A", 32), now, sign("dlv_1", now, vfBody), false},
+		{"stale timestamp", vfBody, "dlv_1", swSecret, now.Add(-10 * time.Minute), sign("dlv_1", now.Add(-10*time.Minute), vfBody), false},
+	}
+	for _, lang := range []struct {
+		key, file, tool string
+		args            []string
+	}{
+		{"go", "verify.go", "go", []string{"run", "verify.go"}},
+		{"shell", "verify.sh", "openssl", []string{"verify.sh"}},
+		{"python", "verify.py", "python3", []string{"verify.py"}},
+		{"node", "verify.js", "node", []string{"verify.js"}},
+	} {
+		t.Run(lang.key, func(t *testing.T) {
+			if _, err := exec.LookPath(lang.tool); err != nil {
+				t.Skipf("%s not installed", lang.tool)
+			}
+			dir := t.TempDir()
+			code, _ := ex[lang.key].(string)
+			if err := os.WriteFile(filepath.Join(dir, lang.file), []byte(code), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			bin := lang.tool
+			if lang.key == "shell" {
+				bin = "sh"
+			}
+			for _, c := range cases {
+				t.Setenv("WEBHOOK_ID", c.id)
+				t.Setenv("WEBHOOK_TIMESTAMP", strconv.FormatInt(c.at.Unix(), 10))
+				t.Setenv("WEBHOOK_SIGNATURE", c.sig)
+				out, exit := vfRun(t, dir, c.body, c.secret, "", bin, lang.args...)
+				if c.valid && (exit != 0 || strings.TrimSpace(out) != "valid") {
+					t.Errorf("%s: exit %d, output %q; want 0 and \"valid\"", c.name, exit, out)
+				}
+				if !c.valid && exit == 0 {
+					t.Errorf("%s: exit 0 (output %q), want non-zero", c.name, out)
+				}
+			}
+		})
 	}
 }
