@@ -87,3 +87,51 @@ func TestCheckTemplate(t *testing.T) {
 		}
 	}
 }
+
+// TestTemplateDocExamples runs the three worked examples of
+// docs/integrations.md as they are written there.
+func TestTemplateDocExamples(t *testing.T) {
+	cases := []struct {
+		name  string
+		tm    store.Template
+		input string
+		want  [4]string // title, body, priority, url
+	}{
+		{"backup", store.Template{
+			Title:    `Backup {{.job}} {{if .ok}}done{{else}}FAILED{{end}}`,
+			Body:     "{{.files}} files, {{.bytes}} bytes{{range .warnings}}\n- {{.}}{{end}}",
+			Priority: `{{if not .ok}}high{{end}}`,
+			URL:      `{{.log_url}}`,
+		}, `{"job":"nas","ok":false,"files":1200,"bytes":734003200,"warnings":["disk 2 slow"],"log_url":"https://backup.lan/log/7"}`,
+			[4]string{"Backup nas FAILED", "1200 files, 734003200 bytes\n- disk 2 slow", "high", "https://backup.lan/log/7"}},
+		{"sensor", store.Template{
+			Title:    `{{.sensor.name}} at {{.value}}{{.unit}}`,
+			Body:     `{{.sensor.name | upper}} in the {{default "house" .sensor.room}} is above its limit of {{.limit}}{{.unit}}.`,
+			Priority: "high",
+		}, `{"sensor":{"name":"Freezer","room":"garage"},"value":-4.5,"limit":-12,"unit":"°C"}`,
+			[4]string{"Freezer at -4.5°C", "FREEZER in the garage is above its limit of -12°C.", "high", ""}},
+		{"ci", store.Template{
+			Title:    `{{.project}}: {{len .failed}} test(s) failed`,
+			Body:     "{{range $i, $t := .failed}}{{if lt $i 5}}- `{{$t.name}}`: {{truncate 60 $t.error}}\n{{end}}{{end}}{{if gt (len .failed) 5}}… and more{{end}}",
+			Priority: `{{if .main}}high{{else}}normal{{end}}`,
+			URL:      `{{.run_url}}`,
+		}, `{"project":"web","main":true,"run_url":"https://ci.lan/run/42","failed":[{"name":"TestLogin","error":"timeout after 30s"}]}`,
+			[4]string{"web: 1 test(s) failed", "- `TestLogin`: timeout after 30s", "high", "https://ci.lan/run/42"}},
+		{"missing field", store.Template{Title: `x {{.nope}}`, Body: `{{default "none" .nope}}`}, `{}`,
+			[4]string{"x <no value>", "none", "normal", ""}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if err := CheckTemplate(&c.tm); err != nil {
+				t.Fatal(err)
+			}
+			m, err := RenderTemplate(context.Background(), &c.tm, []byte(c.input))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := [4]string{m.Title, m.Body, m.Priority, m.URL}; got != c.want {
+				t.Fatalf("got %q\nwant %q", got, c.want)
+			}
+		})
+	}
+}
