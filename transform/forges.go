@@ -20,7 +20,7 @@ func (u *giteaUser) name() string {
 }
 
 // gitea builds messages from Gitea and Forgejo webhooks: push, pull
-// request, issues and release. Forgejo sends X-Forgejo-Event beside
+// request, issues, release, and finished Actions runs and jobs. Forgejo sends X-Forgejo-Event beside
 // X-Gitea-Event.
 func gitea(h Headers, body []byte) (*Message, error) {
 	var e struct {
@@ -41,6 +41,8 @@ func gitea(h Headers, body []byte) (*Message, error) {
 		PullRequest *pullRequest `json:"pull_request"`
 		Issue       *issue       `json:"issue"`
 		Release     *release     `json:"release"`
+		WorkflowRun *giteaRun    `json:"workflow_run"`
+		WorkflowJob *giteaRun    `json:"workflow_job"`
 	}
 	if err := json.Unmarshal(body, &e); err != nil {
 		return nil, fmt.Errorf("invalid JSON: %w", err)
@@ -62,8 +64,44 @@ func gitea(h Headers, body []byte) (*Message, error) {
 		return e.Issue.message(repo, action, e.Sender.name())
 	case "release":
 		return e.Release.message(repo, action)
+	case "workflow_run":
+		return e.WorkflowRun.message(repo, "Workflow", action)
+	case "workflow_job":
+		return e.WorkflowJob.message(repo, "Job", action)
 	}
 	return nil, nil
+}
+
+// giteaRun is an Actions workflow run or job as Gitea and Forgejo send it.
+type giteaRun struct {
+	DisplayTitle string `json:"display_title"` // runs
+	Name         string `json:"name"`          // jobs
+	HeadBranch   string `json:"head_branch"`
+	Status       string `json:"status"`
+	Conclusion   string `json:"conclusion"`
+	HTMLURL      string `json:"html_url"`
+}
+
+// message is for a finished run or job only: queued, waiting and
+// in_progress would make a notification per step of every build.
+func (r *giteaRun) message(repo, kind, action string) (*Message, error) {
+	if r == nil {
+		return nil, fmt.Errorf("%s event without its %s", strings.ToLower(kind), strings.ToLower(kind))
+	}
+	if action != "completed" {
+		return nil, nil
+	}
+	name := firstNonEmpty(r.DisplayTitle, r.Name, kind)
+	state := firstNonEmpty(r.Conclusion, r.Status, action)
+	title := fmt.Sprintf("%s %s", name, state)
+	if repo != "" {
+		title = fmt.Sprintf("[%s] %s", repo, title)
+	}
+	body := fmt.Sprintf("%s **%s**: %s", kind, name, state)
+	if r.HeadBranch != "" {
+		body = fmt.Sprintf("%s **%s** on `%s`: %s", kind, name, r.HeadBranch, state)
+	}
+	return &Message{Title: title, Body: body, Priority: priorityFor(r.Conclusion), URL: r.HTMLURL, URLLabel: "Open run"}, nil
 }
 
 // pullRequest, issue and release are parts of GitHub's webhooks that Gitea

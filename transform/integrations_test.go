@@ -51,6 +51,10 @@ func TestIntegrationFixtures(t *testing.T) {
 			"http://localhost:3000/test/repo/issues/2", "normal", []string{"**crash** by user1"}},
 		{"gitea", "gitea_release.json", []string{"X-Gitea-Event", "release"}, "[test/repo] release v1.0 published",
 			"http://localhost:3000/test/repo/releases/tag/v1.0", "normal", []string{"**First stable release** (v1.0)"}},
+		{"gitea", "gitea_workflow_run.json", []string{"X-Gitea-Event", "workflow_run"}, "Build success",
+			"https://gitea.example/actions/runs/1", "normal", []string{"Workflow **Build**: success"}},
+		{"forgejo", "gitea_workflow_job.json", []string{"X-Forgejo-Event", "workflow_job"}, "Test success",
+			"https://gitea.example/actions/runs/1/jobs/1", "normal", []string{"Job **Test**: success"}},
 		{"gitlab", "gitlab_push.json", []string{"X-Gitlab-Event", "Push Hook"}, "[mike/diaspora] push to master",
 			"http://example.com/mike/diaspora/-/compare/95790bf891e76fee5e1747ab589903a6a1f80f22...da1560886d4f094c3e6c9ef40349f7d38b5d27d7", "normal",
 			[]string{"**John Smith** pushed 4 commit(s) to `master`", "- `b6568db` Merge branch 'some-feature' into 'master'", "- `da15608` fixed readme"}},
@@ -101,6 +105,14 @@ func TestAlertPriorityAndStatus(t *testing.T) {
 	}
 	if m, err = Transform("gitea", "", headers("X-Gitea-Event", "create"), fixture(t, "gitea_push.json")); err != nil || m != nil {
 		t.Fatalf("unhandled gitea event: %+v, %v; want ignored", m, err)
+	}
+	run := strings.Replace(string(fixture(t, "gitea_workflow_run.json")), `"conclusion": "success"`, `"conclusion": "failure"`, 1)
+	if m, err = Transform("gitea", "", headers("X-Gitea-Event", "workflow_run"), []byte(run)); err != nil || m.Priority != "high" || m.Title != "Build failure" {
+		t.Fatalf("failed gitea run: %+v, %v", m, err)
+	}
+	queued := strings.Replace(string(fixture(t, "gitea_workflow_job.json")), `"action": "completed"`, `"action": "queued"`, 1)
+	if m, err = Transform("gitea", "", headers("X-Gitea-Event", "workflow_job"), []byte(queued)); err != nil || m != nil {
+		t.Fatalf("queued gitea job: %+v, %v; want ignored", m, err)
 	}
 }
 
