@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 	"text/template"
 	"text/template/parse"
@@ -44,13 +43,39 @@ var templateFuncs = template.FuncMap{
 	"_tick":     func() string { return "" }, // replaced per run; here for parsing
 }
 
-var bigWidth = regexp.MustCompile(`%[-+# 0]*(\d{4,}|\*)|\.(\d{4,}|\*)`)
-
 func safePrintf(format string, args ...any) (string, error) {
-	if bigWidth.MatchString(format) {
-		return "", errors.New("printf: widths and precisions are limited to 3 digits")
+	if bigWidth(format) {
+		return "", errors.New("printf: widths and precisions are limited to 3 digits, and * is not allowed")
 	}
 	return fmt.Sprintf(format, args...), nil
+}
+
+// bigWidth reports whether a verb of format asks for a width or precision
+// of four digits or more, or takes one from an argument (*).
+func bigWidth(format string) bool {
+	for i := 0; i < len(format); i++ {
+		if format[i] != '%' {
+			continue
+		}
+		digits := 0
+		for i++; i < len(format); i++ {
+			c := format[i]
+			if c == '%' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' {
+				break // the verb ends the directive
+			}
+			switch {
+			case c == '*':
+				return true
+			case c >= '0' && c <= '9':
+				if digits++; digits > 3 {
+					return true
+				}
+			default:
+				digits = 0
+			}
+		}
+	}
+	return false
 }
 
 func cond(c bool, a, b any) any {

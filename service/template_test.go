@@ -40,6 +40,8 @@ func TestTemplateBounds(t *testing.T) {
 		{"nested ranges", "x", `{{range .a}}{{range $.a}}{{range $.a}}{{end}}{{end}}{{end}}`, big, "template.body failed: "},
 		{"megabytes", "x", `{{range .a}}{{range $.a}}0123456789{{end}}{{end}}`, big, "template.body failed: produces more than 64 KiB"},
 		{"printf width", "x", `{{printf "%999999999d" 1}}`, `{}`, "widths and precisions are limited"},
+		{"printf precision", "x", `{{printf "%.99999f" 1.5}}`, `{}`, "widths and precisions are limited"},
+		{"printf star", "x", `{{printf "%[1]*d" 100000000 1}}`, `{}`, "widths and precisions are limited"},
 		{"bad priority", "x", `y`, `{}`, ""},
 		{"missing field in function", `{{join "," .nope}}`, "b", `{}`, "template.title failed"},
 		{"not JSON", "x", "y", `nope`, "the body is not JSON"},
@@ -67,6 +69,17 @@ func TestTemplateBounds(t *testing.T) {
 				t.Fatalf("took %s", d)
 			}
 		})
+	}
+}
+
+func TestSafePrintf(t *testing.T) {
+	for format, big := range map[string]bool{
+		"version 1.2345 %d": false, "%5.2f": false, "%999d": false, "%%1000d": false,
+		"%1000d": true, "%.1000f": true, "%-01000s": true, "%*d": true, "%[2]*[1]d": true,
+	} {
+		if got := bigWidth(format); got != big {
+			t.Errorf("bigWidth(%q) = %v, want %v", format, got, big)
+		}
 	}
 }
 
