@@ -166,9 +166,12 @@ func (l *listener) stream(ctx context.Context) (got bool, err error) {
 		line := sc.Text()
 		if line == "" { // the end of an event
 			if id != "" || event != "" || data.Len() > 0 {
+				// A slow --exec is not a silent server.
+				alive.Stop()
 				if err := l.handle(ctx, id, event, data.String()); err != nil {
 					return true, err
 				}
+				alive.Reset(listenSilence)
 			}
 			id, event = "", ""
 			data.Reset()
