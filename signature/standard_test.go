@@ -72,3 +72,24 @@ func TestStandardKeyOfHeraldSecrets(t *testing.T) {
 		t.Fatalf("reference library refuses: %v", err)
 	}
 }
+
+// BenchmarkSignCallback compares what an attempt costs to sign with
+// X-Service-Signature alone and with the Standard Webhooks headers too.
+func BenchmarkSignCallback(b *testing.B) {
+	secret := "whsec_Q7fG2kLm9XpR4tVw8ZbN3cHd6JsY1aEu"
+	body := make([]byte, 1024)
+	now := time.Now()
+	b.Run("service", func(b *testing.B) {
+		for b.Loop() {
+			_ = Sign(secret, now, body)
+		}
+	})
+	b.Run("service+standard", func(b *testing.B) {
+		for b.Loop() {
+			_ = Sign(secret, now, body)
+			if _, err := SignStandard(secret, "dlv_0123456789abcdefghij", now, body); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
