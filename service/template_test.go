@@ -38,7 +38,7 @@ func TestTemplateBounds(t *testing.T) {
 	}{
 		{"huge literal range", "x", `{{range 1000000000}}{{end}}`, `{}`, "template.body failed: "},
 		{"nested ranges", "x", `{{range .a}}{{range $.a}}{{range $.a}}{{end}}{{end}}{{end}}`, big, "template.body failed: "},
-		{"megabytes", "x", `{{range .a}}{{range $.a}}0123456789{{end}}{{end}}`, big, "template.body failed: produces more than 64 KiB"},
+		{"megabytes", "x", `{{range .a}}` + strings.Repeat("0123456789", 100) + `{{end}}`, big, "template.body failed: produces more than 64 KiB"},
 		{"printf width", "x", `{{printf "%999999999d" 1}}`, `{}`, "widths and precisions are limited"},
 		{"printf precision", "x", `{{printf "%.99999f" 1.5}}`, `{}`, "widths and precisions are limited"},
 		{"printf star", "x", `{{printf "%[1]*d" 100000000 1}}`, `{}`, "widths and precisions are limited"},
