@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"time"
 
 	"github.com/heraldhq/herald/netguard"
@@ -87,7 +88,18 @@ func (q *Queue) send(ctx context.Context, job *store.Delivery) (store.AttemptRes
 	h.Set("User-Agent", q.cfg.UserAgent)
 	h.Set("X-Service-Event", job.Event)
 	h.Set("X-Service-Delivery", job.ID)
-	h.Set(signature.Header, signature.Sign(secret, q.now(), job.Body))
+	now := q.now()
+	h.Set(signature.Header, signature.Sign(secret, now, job.Body))
+	// Standard Webhooks: the delivery id names the message, so every retry
+	// of one delivery carries the same webhook-id and receivers can
+	// deduplicate on it.
+	if sig, err := signature.SignStandard(secret, job.ID, now, job.Body); err == nil {
+		h.Set(signature.HeaderID, job.ID)
+		h.Set(signature.HeaderTimestamp, strconv.FormatInt(now.Unix(), 10))
+		h.Set(signature.HeaderSignature, sig)
+	} else {
+		q.log.Warn("delivery: no Standard Webhooks signature", "delivery", job.ID, "err", err)
+	}
 	resp, err := q.client.Do(req)
 	if err != nil {
 		// *url.Error repeats the whole URL, query string and all.

@@ -114,6 +114,16 @@ type cbHit struct {
 // cbAnswer writes a receiver's answer to its n-th request (1-based, any path).
 type cbAnswer func(w http.ResponseWriter, r *http.Request, n int)
 
+// cbHold holds a receiver's answer until ch is closed, the request ends or
+// 5 seconds pass.
+func cbHold(r *http.Request, ch <-chan struct{}) {
+	select {
+	case <-ch:
+	case <-r.Context().Done():
+	case <-time.After(5 * time.Second):
+	}
+}
+
 // cbStatus answers every request with code.
 func cbStatus(code int) cbAnswer {
 	return func(w http.ResponseWriter, _ *http.Request, _ int) { w.WriteHeader(code) }
@@ -694,11 +704,7 @@ func TestCallbackSecretRotation(t *testing.T) {
 	rotated := make(chan struct{})
 	rc := cbNewReceiver(t, func(w http.ResponseWriter, r *http.Request, n int) {
 		if n == 1 { // hold the first attempt until the secret has changed, then fail it
-			select {
-			case <-rotated:
-			case <-r.Context().Done():
-			case <-time.After(5 * time.Second):
-			}
+			cbHold(r, rotated)
 			w.WriteHeader(503)
 			return
 		}

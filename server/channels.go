@@ -26,14 +26,19 @@ type channelJSON struct {
 	WebhookToken string              `json:"webhook_token"`
 	WebhookURL   string              `json:"webhook_url"`
 	Approval     *store.ApprovalRule `json:"approval"`
-	CreatedAt    string              `json:"created_at"`
-	UpdatedAt    string              `json:"updated_at"`
+	// SourceSecretSet tells whether incoming alert and forge webhooks must
+	// present the channel's source secret (which is never shown).
+	SourceSecretSet bool            `json:"source_secret_set"`
+	Template        *store.Template `json:"template"`
+	CreatedAt       string          `json:"created_at"`
+	UpdatedAt       string          `json:"updated_at"`
 }
 
 func (s *Server) renderChannel(c *store.Channel) channelJSON {
 	return channelJSON{ID: c.ID, Name: c.Name, Icon: c.Icon, Color: c.Color, MutedUntil: tsPtr(c.MutedUntil),
 		FolderID: c.FolderID, WebhookToken: c.WebhookToken, WebhookURL: s.baseURL + "/v1/send/" + c.WebhookToken,
-		Approval: c.Approval, CreatedAt: ts(c.CreatedAt), UpdatedAt: ts(c.UpdatedAt)}
+		Approval: c.Approval, SourceSecretSet: c.SourceSecret != "", Template: c.Template,
+		CreatedAt: ts(c.CreatedAt), UpdatedAt: ts(c.UpdatedAt)}
 }
 
 func validName(field, name string) error {
@@ -119,6 +124,9 @@ type channelPatch struct {
 	MutedUntil json.RawMessage `json:"muted_until"`
 	FolderID   json.RawMessage `json:"folder_id"`
 	Approval   json.RawMessage `json:"approval"`
+	// SourceSecret: a string sets it, "" or null removes it.
+	SourceSecret json.RawMessage `json:"source_secret"`
+	Template     json.RawMessage `json:"template"`
 }
 
 func (s *Server) handleUpdateChannel(w http.ResponseWriter, r *http.Request, p httprouter.Params, who *principal) error {
@@ -155,6 +163,12 @@ func (s *Server) handleUpdateChannel(w http.ResponseWriter, r *http.Request, p h
 		return err
 	}
 	if patch.Approval, err = s.parseApproval(r, req.Approval); err != nil {
+		return err
+	}
+	if patch.SourceSecret, err = parseSourceSecret(req.SourceSecret); err != nil {
+		return err
+	}
+	if patch.Template, err = parseTemplate(req.Template); err != nil {
 		return err
 	}
 	c, err := s.st.UpdateChannel(r.Context(), who.user.ID, p.ByName("id"), patch)

@@ -48,6 +48,12 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request, _ httprout
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
 	fmt.Fprintf(w, "retry: 2000\n: connected\n\n")
+	if reset == "" {
+		// Where the stream starts, as an event with no data: clients keep
+		// the id without dispatching anything, so one that reconnects
+		// before its first message still resumes exactly here.
+		fmt.Fprintf(w, "id: %d\n\n", after)
+	}
 	if reset != "" {
 		// No id: the client keeps its Last-Event-ID until the replay
 		// that follows hands it a new one.

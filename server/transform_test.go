@@ -36,7 +36,7 @@ func TestWebhookTransformers(t *testing.T) {
 	if r.Status != 200 || r.Body["ignored"] != true {
 		t.Fatalf("ping: %d %s", r.Status, r.Raw)
 	}
-	wantError(t, env.request("POST", "/v1/webhook/gitlab/"+token, body, ""), 404, "not_found")
+	wantError(t, env.request("POST", "/v1/webhook/bitbucket/"+token, body, ""), 404, "not_found")
 	wantError(t, env.request("POST", "/v1/webhook/github/nope", body, "", "X-GitHub-Event", "push"), 401, "invalid_token")
 	wantError(t, env.request("POST", "/v1/webhook/vercel/"+token, "{", ""), 400, "invalid_payload")
 	if total := env.do(200, "GET", "/v1/messages", nil, u.Token).Body["total"]; total != float64(1) {

@@ -16,6 +16,7 @@ import (
 )
 
 //go:embed verifyexamples/verify.go verifyexamples/verify.py verifyexamples/verify.js verifyexamples/verify.sh
+//go:embed verifyexamples/standard/verify.go verifyexamples/standard/verify.py verifyexamples/standard/verify.js verifyexamples/standard/verify.sh
 var examples embed.FS
 
 func example(name string) string {
@@ -47,6 +48,31 @@ var verifyDocs = map[string]any{
 		"node":   example("verify.js"),
 		"shell":  example("verify.sh"),
 	},
+	"standard_webhooks": standardDocs,
+}
+
+// standardDocs describes the Standard Webhooks headers every callback also
+// carries, for receivers that use one of that convention's libraries.
+var standardDocs = map[string]any{
+	"headers":           []string{signature.HeaderID, signature.HeaderTimestamp, signature.HeaderSignature},
+	"format":            "webhook-signature: v1,<base64 hmac_sha256> (several, space-separated, during a rotation)",
+	"signed_payload":    "<webhook-id>.<webhook-timestamp>.<raw_body>",
+	"key":               "the bytes the channel secret encodes in base64 after its whsec_ prefix (not its text)",
+	"tolerance_seconds": int(signature.Tolerance.Seconds()),
+	"steps": []string{
+		"Read webhook-id, webhook-timestamp (unix seconds) and webhook-signature.",
+		"Reject the request if |now - webhook-timestamp| is more than 300 seconds.",
+		"Decode the channel secret's text after whsec_ from base64: those bytes are the key.",
+		"Compute HMAC-SHA256 of <webhook-id>.<webhook-timestamp>.<raw body> with that key, base64-encoded.",
+		"Compare it, in constant time, with each space-separated v1,<base64> of webhook-signature; accept on a match.",
+		"Deduplicate on webhook-id: it is the same on every retry of one delivery.",
+	},
+	"examples": map[string]string{
+		"go":     example("standard/verify.go"),
+		"python": example("standard/verify.py"),
+		"node":   example("standard/verify.js"),
+		"shell":  example("standard/verify.sh"),
+	},
 }
 
 // docsStyle is the docs page's only style sheet, allowed by its hash:
@@ -66,6 +92,10 @@ var docsPage = template.Must(template.New("docs").Parse(`<!doctype html>
 <p>Every callback carries <code>{{.header_name}}: {{.format}}</code>. The signature is {{.algorithm}} over <code>{{.signed_payload}}</code>, keyed with the channel's webhook secret. Tolerance: {{.tolerance_seconds}} seconds.</p>
 <ol>{{range .steps}}<li>{{.}}</li>{{end}}</ol>
 {{range $lang, $code := .examples}}<h2>{{$lang}}</h2><pre><code>{{$code}}</code></pre>{{end}}
+{{with .standard_webhooks}}<h1>Standard Webhooks</h1>
+<p>Every callback also carries {{range $i, $h := .headers}}{{if $i}}, {{end}}<code>{{$h}}</code>{{end}}: <code>{{.format}}</code>, HMAC-SHA256 over <code>{{.signed_payload}}</code>. The key is {{.key}}. Tolerance: {{.tolerance_seconds}} seconds.</p>
+<ol>{{range .steps}}<li>{{.}}</li>{{end}}</ol>
+{{range $lang, $code := .examples}}<h2>{{$lang}}</h2><pre><code>{{$code}}</code></pre>{{end}}{{end}}
 </body></html>
 `))
 

@@ -32,8 +32,22 @@ type Channel struct {
 	WebhookToken  string
 	WebhookSecret string
 	Approval      *ApprovalRule
-	CreatedAt     time.Time
-	UpdatedAt     time.Time
+	// SourceSecret is what incoming alert and forge webhooks must present;
+	// empty: none.
+	SourceSecret string
+	// Template turns any JSON webhook into a message; nil: none.
+	Template  *Template
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// Template is a channel's message template: each field a Go text/template
+// over the incoming JSON. service parses and runs them.
+type Template struct {
+	Title    string `json:"title"`
+	Body     string `json:"body"`
+	Priority string `json:"priority,omitempty"`
+	URL      string `json:"url,omitempty"`
 }
 
 // Muted reports whether the channel is muted at t.
@@ -53,18 +67,21 @@ type ChannelPatch struct {
 	MutedUntil Optional[time.Time]
 	FolderID   Optional[string]
 	Approval   Optional[ApprovalRule]
+	// SourceSecret: "" clears it.
+	SourceSecret *string
+	Template     Optional[Template]
 }
 
 const channelCols = `c.id, c.user_id, c.name, c.icon, c.color, c.muted_until, c.folder_id,
-	c.webhook_token, c.webhook_secret, c.approval, c.created_at, c.updated_at`
+	c.webhook_token, c.webhook_secret, c.approval, c.source_secret, c.template, c.created_at, c.updated_at`
 
 func scanChannel(row scanner, extra ...any) (*Channel, error) {
 	var c Channel
 	var muted sql.NullInt64
-	var folder, approval sql.NullString
+	var folder, approval, source, tmpl sql.NullString
 	var created, updated int64
 	dest := append([]any{&c.ID, &c.UserID, &c.Name, &c.Icon, &c.Color, &muted, &folder,
-		&c.WebhookToken, &c.WebhookSecret, &approval, &created, &updated}, extra...)
+		&c.WebhookToken, &c.WebhookSecret, &approval, &source, &tmpl, &created, &updated}, extra...)
 	if err := row.Scan(dest...); err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil, ErrNotFound
@@ -81,6 +98,13 @@ func scanChannel(row scanner, extra ...any) (*Channel, error) {
 			return nil, fmt.Errorf("approval rule of %s: %w", c.ID, err)
 		}
 	}
+	c.SourceSecret = source.String
+	if tmpl.Valid {
+		c.Template = new(Template)
+		if err := json.Unmarshal([]byte(tmpl.String), c.Template); err != nil {
+			return nil, fmt.Errorf("template of %s: %w", c.ID, err)
+		}
+	}
 	c.CreatedAt, c.UpdatedAt = fromMS(created), fromMS(updated)
 	return &c, nil
 }
@@ -91,6 +115,21 @@ func approvalJSON(r *ApprovalRule) any {
 	}
 	b, _ := json.Marshal(r)
 	return string(b)
+}
+
+func templateJSON(t *Template) any {
+	if t == nil {
+		return nil
+	}
+	b, _ := json.Marshal(t)
+	return string(b)
+}
+
+func nullString(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
 }
 
 // NewWebhookToken returns a fresh token for the send path.
@@ -191,6 +230,12 @@ func (s *Store) UpdateChannel(ctx context.Context, userID, id string, p ChannelP
 		if p.Approval.Set {
 			c.Approval = p.Approval.Value
 		}
+		if p.SourceSecret != nil {
+			c.SourceSecret = *p.SourceSecret
+		}
+		if p.Template.Set {
+			c.Template = p.Template.Value
+		}
 		if p.FolderID.Set {
 			c.FolderID = p.FolderID.Value
 			if c.FolderID != nil {
@@ -238,9 +283,9 @@ func (s *Store) changeChannel(ctx context.Context, op, userID, id string, change
 		}
 		c.UpdatedAt = s.now().UTC().Truncate(time.Millisecond)
 		_, err = tx.Exec(`UPDATE channels SET name = ?, icon = ?, color = ?, muted_until = ?, folder_id = ?,
-			webhook_token = ?, webhook_secret = ?, approval = ?, updated_at = ? WHERE id = ?`,
+			webhook_token = ?, webhook_secret = ?, approval = ?, source_secret = ?, template = ?, updated_at = ? WHERE id = ?`,
 			c.Name, c.Icon, c.Color, nullMS(c.MutedUntil), c.FolderID, c.WebhookToken, c.WebhookSecret,
-			approvalJSON(c.Approval), ms(c.UpdatedAt), c.ID)
+			approvalJSON(c.Approval), nullString(c.SourceSecret), templateJSON(c.Template), ms(c.UpdatedAt), c.ID)
 		return err
 	})
 	s.tokens.invalidate()

@@ -26,12 +26,7 @@ func github(h Headers, body []byte) (*Message, error) {
 			ID      string `json:"id"`
 			Message string `json:"message"`
 		} `json:"commits"`
-		PullRequest *struct {
-			Number  int    `json:"number"`
-			Title   string `json:"title"`
-			HTMLURL string `json:"html_url"`
-			Merged  bool   `json:"merged"`
-		} `json:"pull_request"`
+		PullRequest *pullRequest `json:"pull_request"`
 		WorkflowRun *struct {
 			Name       string `json:"name"`
 			HeadBranch string `json:"head_branch"`
@@ -44,16 +39,8 @@ func github(h Headers, body []byte) (*Message, error) {
 			Conclusion string `json:"conclusion"`
 			Status     string `json:"status"`
 		} `json:"check_suite"`
-		Release *struct {
-			TagName string `json:"tag_name"`
-			Name    string `json:"name"`
-			HTMLURL string `json:"html_url"`
-		} `json:"release"`
-		Issue *struct {
-			Number  int    `json:"number"`
-			Title   string `json:"title"`
-			HTMLURL string `json:"html_url"`
-		} `json:"issue"`
+		Release *release `json:"release"`
+		Issue   *issue   `json:"issue"`
 	}
 	if err := json.Unmarshal(body, &e); err != nil {
 		return nil, fmt.Errorf("invalid JSON: %w", err)
@@ -70,27 +57,11 @@ func github(h Headers, body []byte) (*Message, error) {
 		}
 		var b strings.Builder
 		fmt.Fprintf(&b, "**%s** pushed %d commit(s) to `%s`", who, len(e.Commits), branch)
-		for i, c := range e.Commits {
-			if i == 5 {
-				fmt.Fprintf(&b, "\n- and %d more", len(e.Commits)-5)
-				break
-			}
-			first, _, _ := strings.Cut(c.Message, "\n")
-			fmt.Fprintf(&b, "\n- `%s` %s", short(c.ID), first)
-		}
+		commitList(&b, len(e.Commits), func(i int) (string, string) { return e.Commits[i].ID, e.Commits[i].Message })
 		return &Message{Title: fmt.Sprintf("[%s] push to %s", repo, branch), Body: b.String(),
 			URL: firstNonEmpty(e.Compare, e.Repository.HTMLURL), URLLabel: "View changes"}, nil
 	case "pull_request":
-		if e.PullRequest == nil {
-			return nil, fmt.Errorf("pull_request event without pull_request")
-		}
-		action := e.Action
-		if action == "closed" && e.PullRequest.Merged {
-			action = "merged"
-		}
-		return &Message{Title: fmt.Sprintf("[%s] PR #%d %s", repo, e.PullRequest.Number, action),
-			Body: fmt.Sprintf("**%s** by %s", e.PullRequest.Title, e.Sender.Login),
-			URL:  e.PullRequest.HTMLURL, URLLabel: "Open pull request"}, nil
+		return e.PullRequest.message(repo, e.Action, e.Sender.Login)
 	case "workflow_run":
 		if e.WorkflowRun == nil {
 			return nil, fmt.Errorf("workflow_run event without workflow_run")
@@ -109,19 +80,9 @@ func github(h Headers, body []byte) (*Message, error) {
 			Body:     fmt.Sprintf("Check suite on `%s`: %s", e.CheckSuite.HeadBranch, state),
 			Priority: priorityFor(e.CheckSuite.Conclusion), URL: e.Repository.HTMLURL, URLLabel: "Open repository"}, nil
 	case "release":
-		if e.Release == nil {
-			return nil, fmt.Errorf("release event without release")
-		}
-		return &Message{Title: fmt.Sprintf("[%s] release %s %s", repo, e.Release.TagName, e.Action),
-			Body: fmt.Sprintf("**%s** (%s)", firstNonEmpty(e.Release.Name, e.Release.TagName), e.Release.TagName),
-			URL:  e.Release.HTMLURL, URLLabel: "Open release"}, nil
+		return e.Release.message(repo, e.Action)
 	case "issues":
-		if e.Issue == nil {
-			return nil, fmt.Errorf("issues event without issue")
-		}
-		return &Message{Title: fmt.Sprintf("[%s] issue #%d %s", repo, e.Issue.Number, e.Action),
-			Body: fmt.Sprintf("**%s** by %s", e.Issue.Title, e.Sender.Login),
-			URL:  e.Issue.HTMLURL, URLLabel: "Open issue"}, nil
+		return e.Issue.message(repo, e.Action, e.Sender.Login)
 	default:
 		return nil, nil
 	}

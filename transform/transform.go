@@ -1,6 +1,7 @@
-// Package transform turns webhooks from GitHub, Vercel and Netlify into
-// Herald messages: a readable title, a Markdown body and a link to the
-// relevant page. It also checks each platform's signature header.
+// Package transform turns webhooks from GitHub, Vercel, Netlify,
+// Alertmanager, Grafana, Uptime Kuma, Gitea/Forgejo and GitLab into Herald
+// messages: a readable title, a Markdown body, a priority and a link to the
+// relevant page. It also checks each platform's signature or token.
 package transform
 
 import (
@@ -13,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"sort"
 	"strings"
 )
 
@@ -42,6 +44,15 @@ type Source struct {
 	SignatureHeader string
 	verify          func(secret, header string, body []byte) bool
 	build           func(h Headers, body []byte) (*Message, error)
+
+	// SourceSecret marks the platforms checked against the channel's
+	// source secret rather than its callback secret. When the channel has
+	// one, every request must carry Credential, matching it; when it has
+	// none, the token in the URL is the only credential.
+	SourceSecret bool
+	// Credential names what carries the secret, for error messages.
+	Credential string
+	check      func(secret string, h Headers, body []byte) bool
 }
 
 // Sources are the supported platforms by their {source} path segment.
@@ -49,6 +60,23 @@ var Sources = map[string]Source{
 	"github":  {SignatureHeader: "X-Hub-Signature-256", verify: verifyGitHub, build: github},
 	"vercel":  {SignatureHeader: "x-vercel-signature", verify: verifyVercel, build: vercel},
 	"netlify": {SignatureHeader: "X-Webhook-Signature", verify: verifyNetlify, build: netlify},
+
+	"alertmanager": {build: alertmanager, SourceSecret: true, Credential: authCredential, check: checkAuthorization},
+	"grafana":      {build: grafana, SourceSecret: true, Credential: authCredential, check: checkAuthorization},
+	"uptimekuma":   {build: uptimeKuma, SourceSecret: true, Credential: authCredential, check: checkAuthorization},
+	"gitea":        {build: gitea, SourceSecret: true, Credential: "X-Gitea-Signature header", check: checkGiteaSignature},
+	"forgejo":      {build: gitea, SourceSecret: true, Credential: "X-Forgejo-Signature header", check: checkGiteaSignature},
+	"gitlab":       {build: gitlab, SourceSecret: true, Credential: "X-Gitlab-Token header", check: checkGitLabToken},
+}
+
+// Names lists the sources, sorted, for error messages.
+func Names() string {
+	names := make([]string, 0, len(Sources))
+	for n := range Sources {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return strings.Join(names, ", ")
 }
 
 // Transform checks the signature (when its header is present) and builds
@@ -58,8 +86,15 @@ func Transform(source, secret string, h Headers, body []byte) (*Message, error) 
 	if !ok {
 		return nil, ErrUnknownSource
 	}
-	if sig := h.Get(s.SignatureHeader); sig != "" && !s.verify(secret, sig, body) {
-		return nil, ErrBadSignature
+	switch {
+	case s.check != nil:
+		if secret != "" && !s.check(secret, h, body) {
+			return nil, ErrBadSignature
+		}
+	case s.SignatureHeader != "":
+		if sig := h.Get(s.SignatureHeader); sig != "" && !s.verify(secret, sig, body) {
+			return nil, ErrBadSignature
+		}
 	}
 	m, err := s.build(h, body)
 	if err != nil {

@@ -52,7 +52,7 @@ func TestGitHubEvents(t *testing.T) {
 	if _, err := Transform("github", "s", headers("X-GitHub-Event", "push"), []byte(`nope`)); err == nil {
 		t.Fatal("invalid JSON accepted")
 	}
-	if _, err := Transform("gitlab", "s", headers(), nil); !errors.Is(err, ErrUnknownSource) {
+	if _, err := Transform("bitbucket", "s", headers(), nil); !errors.Is(err, ErrUnknownSource) {
 		t.Fatalf("unknown source: %v", err)
 	}
 }
