@@ -158,6 +158,8 @@ func TestUILookAndFeel(t *testing.T) {
 		b.viewport(width, 900)
 		for _, theme := range []string{"light", "dark"} {
 			eval[bool](b, `(localStorage.setItem("herald-theme", `+js(theme)+`), true)`)
+			b.reload() // the theme is read as the page loads
+			b.waitFor("the theme", `document.documentElement.dataset.theme === `+js(theme)+` && `+loaded())
 			for _, view := range []string{"channels", "messages", "devices", "folders", "keys", "account", "users", "server"} {
 				b.navigate("/#/" + view)
 				b.waitView(view)
@@ -165,7 +167,7 @@ func TestUILookAndFeel(t *testing.T) {
 					b.click(`#channels tbody tr:nth-child(2) button.channel-approval`)
 					b.waitFor("the editor", shownJS("#approval-editor")+" && "+loaded())
 				}
-				if view == "messages" {
+				if view == "messages" && !b.shown(".delivery-log") {
 					b.click(`#messages button.delivery-log-toggle`)
 					b.waitFor("the log", `!!document.querySelector(".delivery-log") && `+loaded())
 				}

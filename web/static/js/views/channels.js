@@ -234,6 +234,7 @@ export class ChannelsView {
       };
       this.renderEditor();
       $('approval-editor').hidden = false;
+      $('approval-editor').scrollIntoView({ block: 'nearest' });
       $('approval-email').focus();
     });
   }

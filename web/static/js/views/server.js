@@ -8,7 +8,7 @@ function duration(seconds) {
   const m = Math.floor((seconds % 3600) / 60);
   if (d) return `${d} d ${h} h`;
   if (h) return `${h} h ${m} min`;
-  return `${m} min`;
+  return m ? `${m} min` : 'less than a minute';
 }
 
 function facts(dl, pairs) {
@@ -46,5 +46,6 @@ export class ServerView {
     $('server-pushes').tBodies[0].replaceChildren(...rows.map((r) => el('tr', {},
       el('td', { text: r.platform }), el('td', { text: r.outcome }), el('td', { text: String(r.count) }))));
     $('server-pushes-empty').hidden = rows.length > 0;
+    $('server-pushes').closest('.table-wrap').hidden = rows.length === 0;
   }
 }
