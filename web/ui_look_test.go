@@ -181,6 +181,14 @@ func TestUILookAndFeel(t *testing.T) {
 	b.save(filepath.Join(shots, "signin-light-390.png"))
 }
 
+// requests counts the API requests the page makes while act runs.
+func (b *browser) requests(act func()) int {
+	b.t.Helper()
+	eval[bool](b, `(performance.clearResourceTimings(), performance.setResourceTimingBufferSize(1000), true)`)
+	act()
+	return eval[int](b, `performance.getEntriesByType("resource").filter(e => new URL(e.name).pathname.startsWith("/v1/")).length`)
+}
+
 func (b *browser) save(path string) {
 	b.t.Helper()
 	ctx, cancel := context.WithTimeout(b.ctx, waitTimeout)
@@ -216,8 +224,13 @@ func TestUIReorder(t *testing.T) {
 	if got := order(); fmt.Sprint(got) != fmt.Sprint([]string{a, c}) {
 		t.Fatalf("pinned rows %q", got)
 	}
-	b.click(`#channels tr[data-channel-id="` + c + `"] button.channel-up`)
-	b.waitFor("Charlie first", `document.querySelector("#channels tbody tr").dataset.channelId === `+js(c)+` && `+loaded())
+	n := b.requests(func() {
+		b.click(`#channels tr[data-channel-id="` + c + `"] button.channel-up`)
+		b.waitFor("Charlie first", `document.querySelector("#channels tbody tr").dataset.channelId === `+js(c)+` && `+loaded())
+	})
+	if n != 1 {
+		t.Errorf("moving a pin made %d API requests, want 1 (the page renders the answer)", n)
+	}
 	pins, err := e.st.ListPins(ctx, u.ID)
 	if err != nil || len(pins) != 2 || pins[0].ChannelID != c || pins[1].ChannelID != a {
 		t.Errorf("stored pins %+v, %v; want Charlie then Alpha", pins, err)
@@ -227,11 +240,50 @@ func TestUIReorder(t *testing.T) {
 	}
 
 	b.openView("folders")
-	b.click(`#folders tr[data-folder-id="` + f2 + `"] button.folder-up`)
-	b.waitFor("Two first", `document.querySelector("#folders tbody tr").dataset.folderId === `+js(f2)+` && `+loaded())
+	if n := b.requests(func() {
+		b.click(`#folders tr[data-folder-id="` + f2 + `"] button.folder-up`)
+		b.waitFor("Two first", `document.querySelector("#folders tbody tr").dataset.folderId === `+js(f2)+` && `+loaded())
+	}); n != 1 {
+		t.Errorf("moving a folder made %d API requests, want 1", n)
+	}
 	got := e.list("/v1/folders", "folders", tok)
 	if len(got) != 2 || got[0]["id"] != f2 || got[1]["id"] != f1 {
 		t.Errorf("stored folders %v, want Two then One", got)
+	}
+	// Each of these is one request too.
+	for name, act := range map[string]func(){
+		"create a folder": func() {
+			b.fill("#folder-name", "Three")
+			b.click("#folder-create-submit")
+			b.waitFor("Three", rowWithJS("table#folders", "data-folder-id", "td.folder-name", "Three")+" && "+loaded())
+		},
+		"delete a folder": func() {
+			b.click(`#folders tr[data-folder-id="` + f1 + `"] button.folder-delete`)
+			b.waitFor("One gone", `!document.querySelector(`+js(`#folders tr[data-folder-id="`+f1+`"]`)+`) && `+loaded())
+		},
+	} {
+		if n := b.requests(act); n != 1 {
+			t.Errorf("%s made %d API requests, want 1", name, n)
+		}
+	}
+	b.openView("channels")
+	for name, act := range map[string]func(){
+		"mute": func() {
+			b.choose(`#channels tr[data-channel-id="`+a+`"] select.channel-mute`, "3600")
+			b.waitFor("muted", `!!document.querySelector(`+js(`#channels tr[data-channel-id="`+a+`"] button.channel-unmute`)+`) && `+loaded())
+		},
+		"unpin": func() {
+			b.click(`#channels tr[data-channel-id="` + a + `"] button.channel-pin`)
+			b.waitFor("unpinned", `document.querySelector(`+js(`#channels tr[data-channel-id="`+a+`"]`)+`).dataset.pinned === "false" && `+loaded())
+		},
+		"delete a channel": func() {
+			b.click(`#channels tr[data-channel-id="` + c + `"] button.channel-delete`)
+			b.waitFor("gone", `!document.querySelector(`+js(`#channels tr[data-channel-id="`+c+`"]`)+`) && `+loaded())
+		},
+	} {
+		if n := b.requests(act); n != 1 {
+			t.Errorf("%s made %d API requests, want 1", name, n)
+		}
 	}
 	mustErrorEmpty(b)
 }

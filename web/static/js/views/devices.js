@@ -33,6 +33,10 @@ export class DevicesView {
     const row = btn && btn.closest('tr[data-device-id]');
     if (!row) return;
     if (!confirmed(`Remove ${row.dataset.name}? It gets no more notifications until it registers again.`)) return;
-    this.ctx.router.action(() => this.ctx.api('DELETE', `/v1/devices/${enc(row.dataset.deviceId)}`));
+    this.ctx.router.change(async () => {
+      await this.ctx.api('DELETE', `/v1/devices/${enc(row.dataset.deviceId)}`);
+      row.remove();
+      $('devices-empty').hidden = $('devices').tBodies[0].rows.length > 0;
+    });
   }
 }

@@ -40,9 +40,10 @@ export class FoldersView {
   create(ev) {
     ev.preventDefault();
     const name = $('folder-name').value;
-    this.ctx.router.action(async () => {
-      await this.ctx.api('POST', '/v1/folders', { name });
+    this.ctx.router.change(async () => {
+      const f = await this.ctx.api('POST', '/v1/folders', { name });
       $('folder-name').value = '';
+      this.render([...this.folders, f]);
     });
   }
 

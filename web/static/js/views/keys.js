@@ -57,6 +57,10 @@ export class KeysView {
     const row = btn && btn.closest('tr[data-key-id]');
     if (!row) return;
     if (!confirmed(`Revoke the API key "${row.dataset.name}"? Scripts using it stop working at once.`)) return;
-    this.ctx.router.action(() => this.ctx.api('DELETE', `/v1/keys/${enc(row.dataset.keyId)}`));
+    this.ctx.router.change(async () => {
+      await this.ctx.api('DELETE', `/v1/keys/${enc(row.dataset.keyId)}`);
+      row.remove();
+      $('keys-empty').hidden = $('keys').tBodies[0].rows.length > 0;
+    });
   }
 }
