@@ -3,9 +3,12 @@ package server
 import (
 	"context"
 	"net/http"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/heraldhq/herald/auth"
+	"github.com/heraldhq/herald/store"
 )
 
 func (e *testEnv) newAdmin(email string) *testUser {
@@ -203,4 +206,34 @@ func TestApproversByEmail(t *testing.T) {
 		t.Errorf("approvers %s", list.Raw)
 	}
 	wantError(t, e.request("GET", path+"/approvers", nil, b.Token), 404, "not_found")
+}
+
+// TestAccountIdentities: the account lists its OIDC identities, without the
+// provider's subject, and says there is no local password to change.
+func TestAccountIdentities(t *testing.T) {
+	e := newTestEnv(t)
+	u, _, err := e.st.SignInOIDC(context.Background(), store.OIDCSignIn{Provider: "google", Subject: "sub-123456",
+		Email: "ada@example.com", EmailVerified: true, AllowSignup: true, Plan: "free"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok := e.sessionFor(u)
+	acc := e.do(200, "GET", "/v1/account", nil, tok)
+	ids, _ := acc.Body["identities"].([]any)
+	if acc.Body["has_password"] != false || len(ids) != 1 || ids[0].(map[string]any)["provider"] != "google" ||
+		ids[0].(map[string]any)["email"] != "ada@example.com" || strings.Contains(string(acc.Raw), "sub-123456") {
+		t.Errorf("account %s", acc.Raw)
+	}
+	wantError(t, e.request("POST", "/v1/account/password", map[string]string{"current_password": "", "new_password": "a new password"}, tok), 403, "forbidden")
+}
+
+// sessionFor starts a session for u directly in the store (as an OIDC
+// sign-in would) and returns its access token.
+func (e *testEnv) sessionFor(u *store.User) string {
+	e.t.Helper()
+	access, _, toks := e.s.newTokens(time.Hour)
+	if _, err := e.st.CreateSession(context.Background(), u.ID, toks); err != nil {
+		e.t.Fatal(err)
+	}
+	return access
 }

@@ -88,4 +88,7 @@ router.run(async () => {
   }
   router.route();
   if (failure) router.showError(failure.message);
+  // Back from an identity provider, or a reload: the module decides whether
+  // this is the first visit after a sign-in.
+  if (session.user) mountNotificationsHint($('notifications-hint-root'));
 });
