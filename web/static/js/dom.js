@@ -59,7 +59,7 @@ const COLOR_RE = /^#[0-9A-Fa-f]{6}$/;
 
 export function swatch(color) {
   if (!color || !COLOR_RE.test(color)) return null;
-  return el('span', { className: 'swatch', 'aria-hidden': 'true', style: null, dataset: { color } });
+  return el('span', { className: 'swatch', 'aria-hidden': 'true', dataset: { color } });
 }
 
 // paintSwatches sets swatch colours through the CSSOM, which the
@@ -75,8 +75,7 @@ export function confirmed(question) {
 
 // copyButton copies text to the clipboard and says so for a moment.
 export function copyButton(text, label, className = 'copy') {
-  const b = button(`${className} secondary small`, 'Copy', label, { copy: text });
-  return b;
+  return button(`${className} secondary small`, 'Copy', label, { copy: text });
 }
 
 export async function copyFrom(btn) {
