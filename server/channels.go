@@ -260,17 +260,10 @@ func (s *Server) parseApproval(r *http.Request, raw json.RawMessage) (store.Opti
 		return out, err
 	}
 	if len(rule.Approvers) == 0 {
-		return out, errInvalidPayload("approval.approvers must list at least one user id")
+		return out, errInvalidPayload("approval.approvers must list at least one user (an id or an email address)")
 	}
 	if len(rule.Approvers) > maxApprovers {
 		return out, errInvalidPayload("approval.approvers lists more than %d users", maxApprovers)
-	}
-	seen := map[string]bool{}
-	for _, id := range rule.Approvers {
-		if seen[id] {
-			return out, errInvalidPayload("approval.approvers lists %q twice", id)
-		}
-		seen[id] = true
 	}
 	if rule.RequiredCount < 1 || rule.RequiredCount > len(rule.Approvers) {
 		return out, errInvalidPayload("approval.required_count must be between 1 and the number of approvers (%d)", len(rule.Approvers))
@@ -278,21 +271,11 @@ func (s *Server) parseApproval(r *http.Request, raw json.RawMessage) (store.Opti
 	if rule.WindowSeconds <= 0 || rule.WindowSeconds > maxApprovalWindow {
 		return out, errInvalidPayload("approval.window_seconds must be between 1 and %d (one year)", maxApprovalWindow)
 	}
-	users, err := s.st.UsersByIDs(r.Context(), rule.Approvers)
+	ids, err := s.svc.ResolveApprovers(r.Context(), rule.Approvers)
 	if err != nil {
 		return out, err
 	}
-	if len(users) != len(rule.Approvers) {
-		found := map[string]bool{}
-		for _, u := range users {
-			found[u.ID] = true
-		}
-		for _, id := range rule.Approvers {
-			if !found[id] {
-				return out, errInvalidPayload("approval.approvers: no user %q", id)
-			}
-		}
-	}
+	rule.Approvers = ids
 	out.Value = &rule
 	return out, nil
 }
@@ -339,5 +322,27 @@ func (s *Server) handleRotateSecret(w http.ResponseWriter, r *http.Request, p ht
 		return err
 	}
 	writeJSON(w, http.StatusOK, renderSecret(c))
+	return nil
+}
+
+type approverJSON struct {
+	ID    string `json:"id"`
+	Email string `json:"email"`
+	Name  string `json:"name"`
+}
+
+// handleChannelApprovers is GET /v1/channels/:id/approvers: who the rule
+// names, with their emails, for the channel's owner (the rule itself holds
+// user ids).
+func (s *Server) handleChannelApprovers(w http.ResponseWriter, r *http.Request, p httprouter.Params, who *principal) error {
+	list, err := s.svc.Approvers(r.Context(), who.user.ID, p.ByName("id"))
+	if err != nil {
+		return err
+	}
+	out := make([]approverJSON, len(list))
+	for i, a := range list {
+		out[i] = approverJSON{ID: a.ID, Email: a.Email, Name: a.Name}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"approvers": out})
 	return nil
 }

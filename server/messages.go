@@ -35,6 +35,7 @@ type messageJSON struct {
 	Response    json.RawMessage `json:"response"`
 	Approval    any             `json:"approval"`
 	Delivery    any             `json:"delivery"`
+	Outcome     json.RawMessage `json:"outcome"`
 }
 
 // pollStatus is a message's polling state as of now: a submitted response
@@ -86,6 +87,10 @@ func (s *Server) renderMessage(m *store.Message, votes []store.Vote, viewerID st
 	}
 	if out.Response == nil {
 		out.Response = json.RawMessage("null")
+	}
+	out.Outcome = json.RawMessage("null")
+	if m.OwnerID == viewerID && len(m.Outcome) > 0 {
+		out.Outcome = m.Outcome
 	}
 	if d := renderDelivery(m.Delivery); d != nil {
 		out.Delivery = d

@@ -214,7 +214,7 @@ func TestMessageShape(t *testing.T) {
 	plain := msgSend(env, token, map[string]any{"title": "p", "callback_url": msgHook})
 
 	fields := []string{"id", "channel_id", "title", "body", "priority", "actions", "callback_url", "muted",
-		"status", "created_at", "response", "approval", "delivery"}
+		"status", "created_at", "response", "approval", "delivery", "outcome"}
 	sort.Strings(fields)
 	check := func(t *testing.T, m map[string]any, status string) {
 		t.Helper()
@@ -236,6 +236,10 @@ func TestMessageShape(t *testing.T) {
 			if m[k] != nil {
 				t.Errorf("%s = %v, want null", k, m[k])
 			}
+		}
+		// What answered the message stays once it is answered.
+		if answered := m["outcome"] != nil; answered != (status != "pending") {
+			t.Errorf("outcome = %v with status %s", m["outcome"], status)
 		}
 		created, err := time.Parse(time.RFC3339, m["created_at"].(string))
 		if err != nil || !created.Equal(msgStored(env, id).CreatedAt) || created.Location() != time.UTC {

@@ -22,6 +22,15 @@ func (s *Server) routes() {
 	s.public(post, "/auth/local", s.handleBrowserLocalSignIn)
 	s.public(get, "/v1/auth/providers", s.handleProviders)
 	s.sessionOnly(del, "/v1/auth/user", s.handleDeleteUser)
+	s.sessionOnly(get, "/v1/account", s.handleAccount)
+	s.sessionOnly(post, "/v1/account/password", s.handleChangePassword)
+
+	s.adminOnly(get, "/v1/admin/users", s.handleAdminListUsers)
+	s.adminOnly(post, "/v1/admin/users", s.handleAdminCreateUser)
+	s.adminOnly(patch, "/v1/admin/users/:id", s.handleAdminUpdateUser)
+	s.adminOnly(post, "/v1/admin/users/:id/password", s.handleAdminResetPassword)
+	s.adminOnly(del, "/v1/admin/users/:id", s.handleAdminDeleteUser)
+	s.adminOnly(get, "/v1/admin/server", s.handleAdminServer)
 
 	s.sessionOnly(post, "/v1/keys", s.handleCreateKey)
 	s.sessionOnly(get, "/v1/keys", s.handleListKeys)
@@ -35,6 +44,7 @@ func (s *Server) routes() {
 	s.authed(post, "/v1/channels/:id/regenerate", s.handleRegenerateToken)
 	s.authed(get, "/v1/channels/:id/secret", s.handleGetSecret)
 	s.authed(post, "/v1/channels/:id/secret/rotate", s.handleRotateSecret)
+	s.authed(get, "/v1/channels/:id/approvers", s.handleChannelApprovers)
 
 	s.authed(get, "/v1/folders", s.handleListFolders)
 	s.authed(post, "/v1/folders", s.handleCreateFolder)

@@ -64,6 +64,7 @@ type Server struct {
 	providers map[string]*auth.Provider
 	subs      *service.Subscriptions
 
+	started      time.Time // for the uptime the admin pages show
 	streamsDone  chan struct{}
 	closeStreams sync.Once
 }
@@ -97,6 +98,7 @@ func New(opts Options) *Server {
 		signins:     newSigninThrottle(opts.Now),
 		keyUse:      newKeyUse(),
 		subs:        opts.Subscriptions,
+		started:     opts.Now(),
 		streamsDone: make(chan struct{}),
 	}
 	s.providers = map[string]*auth.Provider{}

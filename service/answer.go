@@ -109,7 +109,12 @@ func (s *Service) Respond(ctx context.Context, who *store.User, messageID, actio
 	if err != nil {
 		return Answer{}, err
 	}
-	err = s.st.Respond(ctx, m.ID, stored, now, job)
+	outcome, err := json.Marshal(Outcome{Action: action, Responses: responses, At: FormatTime(now),
+		By: Responder{ID: who.ID, Name: who.Name, Email: who.Email}})
+	if err != nil {
+		return Answer{}, err
+	}
+	err = s.st.RespondWithOutcome(ctx, m.ID, stored, outcome, now, job)
 	if errors.Is(err, store.ErrAlreadyResponded) {
 		return Answer{}, conflict("already_responded", "this message already has a response; the first one stands")
 	}

@@ -146,3 +146,19 @@ func callbackFor(m *store.Message, event string, body any) (*store.NewDelivery, 
 	}
 	return &store.NewDelivery{ChannelID: m.ChannelID, Event: event, URL: *m.CallbackURL, Body: b}, nil
 }
+
+// Outcome is what answered a message, as kept for its owner: the key of
+// the button or form, the form's values, who answered and when.
+type Outcome struct {
+	Action    string                     `json:"action"`
+	Responses map[string]json.RawMessage `json:"responses"`
+	By        Responder                  `json:"by"`
+	At        string                     `json:"at"`
+}
+
+// Responder is who answered a message.
+type Responder struct {
+	ID    string `json:"id"`
+	Name  string `json:"name"`
+	Email string `json:"email"`
+}

@@ -41,11 +41,15 @@ type Message struct {
 
 	ApprovalStatus   string     // "" while open or without a rule
 	ApprovalDeadline *time.Time // when an approval window closes
+
+	// Outcome is what answered the message, kept after the response is
+	// read; nil until answered and on approval messages.
+	Outcome json.RawMessage
 }
 
 const messageCols = `m.id, m.channel_id, (SELECT user_id FROM channels WHERE id = m.channel_id), m.title, m.body, m.priority, m.actions, m.callback_url, m.muted,
 	m.approval, m.state, m.response, m.submitted_at, m.created_at,
-	d.state, d.attempts, d.last_status_code, d.next_attempt_at, COALESCE(m.approval_status, ''), m.approval_deadline`
+	d.state, d.attempts, d.last_status_code, d.next_attempt_at, COALESCE(m.approval_status, ''), m.approval_deadline, m.outcome`
 
 // messageFrom joins each message with its delivery job, if any.
 const messageFrom = " FROM messages m LEFT JOIN deliveries d ON d.message_id = m.id "
@@ -53,14 +57,14 @@ const messageFrom = " FROM messages m LEFT JOIN deliveries d ON d.message_id = m
 func scanMessage(row scanner) (*Message, error) {
 	var m Message
 	var actions string
-	var callback, approval, response sql.NullString
+	var callback, approval, response, outcome sql.NullString
 	var submitted sql.NullInt64
 	var created int64
 	var dState sql.NullString
 	var dAttempts, dCode, dNext, deadline sql.NullInt64
 	err := row.Scan(&m.ID, &m.ChannelID, &m.OwnerID, &m.Title, &m.Body, &m.Priority, &actions, &callback, &m.Muted,
 		&approval, &m.State, &response, &submitted, &created, &dState, &dAttempts, &dCode, &dNext,
-		&m.ApprovalStatus, &deadline)
+		&m.ApprovalStatus, &deadline, &outcome)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, ErrNotFound
 	}
@@ -79,6 +83,9 @@ func scanMessage(row scanner) (*Message, error) {
 	}
 	if response.Valid {
 		m.Response = json.RawMessage(response.String)
+	}
+	if outcome.Valid {
+		m.Outcome = json.RawMessage(outcome.String)
 	}
 	m.SubmittedAt = nullTime(submitted)
 	m.CreatedAt = fromMS(created)
@@ -172,9 +179,19 @@ func (s *Store) DeleteMessage(ctx context.Context, userID, id string) error {
 // ErrAlreadyResponded, and its first response stays. A callback, when given,
 // is queued in the same transaction: the outbox, so a crash loses neither.
 func (s *Store) Respond(ctx context.Context, id string, result json.RawMessage, at time.Time, callback *NewDelivery) error {
+	return s.RespondWithOutcome(ctx, id, result, nil, at, callback)
+}
+
+// RespondWithOutcome is Respond that also keeps outcome, what answered the
+// message, for its owner to read after the response is polled away.
+func (s *Store) RespondWithOutcome(ctx context.Context, id string, result, outcome json.RawMessage, at time.Time, callback *NewDelivery) error {
+	var kept sql.NullString
+	if outcome != nil {
+		kept = sql.NullString{String: string(outcome), Valid: true}
+	}
 	err := s.update(ctx, func(tx *writeTx) error {
-		err := execOne(tx, `UPDATE messages SET state = ?, response = ?, submitted_at = ? WHERE id = ? AND state = ?`,
-			StateSubmitted, string(result), ms(at), id, StatePending)
+		err := execOne(tx, `UPDATE messages SET state = ?, response = ?, submitted_at = ?, outcome = ? WHERE id = ? AND state = ?`,
+			StateSubmitted, string(result), ms(at), kept, id, StatePending)
 		if errors.Is(err, ErrNotFound) {
 			var n int
 			if err := tx.QueryRow("SELECT count(*) FROM messages WHERE id = ?", id).Scan(&n); err != nil {

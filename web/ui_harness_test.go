@@ -185,6 +185,33 @@ type browser struct {
 	mu         sync.Mutex
 	exceptions []string // uncaught page exceptions: test errors
 	notes      []string // dialogs accepted and console errors: logged
+	dialogs    []string // every dialog's message, in order
+	refuse     int      // how many of the next dialogs to dismiss
+}
+
+// dismissNext makes the browser answer Cancel to the next dialog (then OK
+// again, as by default).
+func (b *browser) dismissNext() {
+	b.mu.Lock()
+	b.refuse++
+	b.mu.Unlock()
+}
+
+// dialogCount is how many dialogs the page has opened.
+func (b *browser) dialogCount() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.dialogs)
+}
+
+// lastDialog is the message of the last dialog, or "".
+func (b *browser) lastDialog() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.dialogs) == 0 {
+		return ""
+	}
+	return b.dialogs[len(b.dialogs)-1]
 }
 
 // newBrowser starts a headless Chromium for this test. The browser lives at
@@ -228,7 +255,8 @@ func (b *browser) isolatedTab() *browser {
 }
 
 // attach records uncaught page exceptions (reported as test errors at the
-// end), logs console errors, and accepts any confirm() the UI asks.
+// end), logs console errors, and accepts any confirm() the UI asks unless
+// told to dismiss it (dismissNext).
 func attach(t *testing.T, e *env, ctx context.Context) *browser {
 	b := &browser{t: t, e: e, ctx: ctx}
 	exceptions := chromedp.Events(ctx, runtime.ExceptionThrown)
@@ -256,8 +284,13 @@ func attach(t *testing.T, e *env, ctx context.Context) *browser {
 			}
 			b.mu.Lock()
 			b.notes = append(b.notes, string(ev.Type)+": "+ev.Message)
+			b.dialogs = append(b.dialogs, ev.Message)
+			accept := b.refuse == 0
+			if !accept {
+				b.refuse--
+			}
 			b.mu.Unlock()
-			if _, err := chromedp.Call(ctx, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: true}); err != nil {
+			if _, err := chromedp.Call(ctx, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: accept}); err != nil {
 				return
 			}
 		}
@@ -433,7 +466,7 @@ func shownJS(sel string) string {
 	return `((el) => !!el && el.getClientRects().length > 0 && getComputedStyle(el).visibility !== "hidden")(document.querySelector(` + js(sel) + `))`
 }
 
-var views = []string{"signin", "channels", "messages", "keys", "devices", "folders"}
+var views = []string{"signin", "channels", "messages", "keys", "devices", "folders", "account", "users", "server"}
 
 // waitView waits until the page has rendered view name and checks that it is
 // the only view shown.

@@ -65,10 +65,10 @@ func articleSel(id string) string { return `#messages article.message[data-messa
 
 func articleJS(id string) string { return `document.querySelector(` + js(articleSel(id)) + `)` }
 
-// statusJS is a condition: message id is on the page with status status.
+// statusJS is a condition: message id is on the page with polling status
+// status (the article's data-status; the badge says it in words).
 func statusJS(id, status string) string {
-	return `((a) => !!a && !!a.querySelector("span.message-status") && a.querySelector("span.message-status").textContent.trim() === ` +
-		js(status) + `)(` + articleJS(id) + `)`
+	return `((a) => !!a && a.dataset.status === ` + js(status) + `)(` + articleJS(id) + `)`
 }
 
 const streamOpen = `document.body.dataset.stream === "open"`
@@ -142,8 +142,8 @@ func TestUIMessagesLive(t *testing.T) {
 	chID, webhook := e.channel(tok, "Deploys")
 
 	b.signIn(adaEmail, adaPassword)
-	nav := eval[[]string](b, `Array.from(document.querySelectorAll("nav#nav .nav-links a")).map(a => a.id)`)
-	if want := []string{"nav-channels", "nav-messages", "nav-keys", "nav-devices", "nav-folders"}; fmt.Sprint(nav) != fmt.Sprint(want) {
+	nav := eval[[]string](b, `Array.from(document.querySelectorAll("nav#nav .nav-links a")).filter(a => a.getClientRects().length > 0).map(a => a.id)`)
+	if want := []string{"nav-channels", "nav-messages", "nav-devices", "nav-folders", "nav-keys", "nav-account"}; fmt.Sprint(nav) != fmt.Sprint(want) {
 		t.Errorf("nav links = %q, want %q", nav, want)
 	}
 	b.openView("messages")
@@ -152,10 +152,10 @@ func TestUIMessagesLive(t *testing.T) {
 	if got := eval[string](b, `document.title`); got != "Messages · Herald" {
 		t.Errorf("document.title = %q, want Messages · Herald", got)
 	}
-	if !b.shown("p#messages-empty") {
-		t.Error("p#messages-empty is not visible with no messages")
-	} else if got := b.text("p#messages-empty"); got != "No messages yet. Send one with curl to a channel's webhook URL." {
-		t.Errorf("p#messages-empty = %q", got)
+	if !b.shown("#messages-empty") {
+		t.Error("#messages-empty is not visible with no messages")
+	} else if got := b.text("#messages-empty"); got != "No messages yet. Send one with curl to a channel's webhook URL: the Channels page has a ready example." {
+		t.Errorf("#messages-empty = %q", got)
 	}
 	if b.shown("button#messages-more") {
 		t.Error("button#messages-more is visible with no messages")
@@ -176,24 +176,23 @@ func TestUIMessagesLive(t *testing.T) {
 		t.Error("the page was reloaded to show the new message")
 	}
 	mustErrorEmpty(b)
-	if b.shown("p#messages-empty") {
-		t.Error("p#messages-empty is still visible with a message")
+	if b.shown("#messages-empty") {
+		t.Error("#messages-empty is still visible with a message")
 	}
 	m := b.message(id)
 	if m.Title != title {
 		t.Errorf("h3.message-title = %q, want %q", m.Title, title)
 	}
-	if m.Body != body {
-		t.Errorf("div.message-body textContent = %q, want %q", m.Body, body)
+	// The body is Markdown with raw HTML off: the tags show as text, the
+	// line break stays.
+	if m.BodyLines != "<b>x</b> is not bold\nsecond line" {
+		t.Errorf("div.message-body renders as %q, want the tags as text and the line break kept", m.BodyLines)
 	}
-	if m.Markup != 0 || eval[int](b, `document.querySelectorAll("#messages b, #messages i").length`) != 0 {
-		t.Errorf("the title or body became markup: %d elements inside them", m.Markup)
+	if eval[int](b, `document.querySelectorAll("#messages b, #messages i, h3.message-title *").length`) != 0 {
+		t.Error("the title or body's HTML became markup")
 	}
-	if !strings.Contains(m.BodyLines, "not bold\nsecond line") || m.WhiteSp != "pre-wrap" {
-		t.Errorf("div.message-body renders as %q with white-space %q, want the line break kept (pre-wrap)", m.BodyLines, m.WhiteSp)
-	}
-	if m.Channel != "Deploys" || m.Priority != "high" || m.Status != "pending" || m.Delete != "Delete" {
-		t.Errorf("article shows channel %q priority %q status %q delete %q; want Deploys, high, pending, Delete",
+	if m.Channel != "Deploys" || m.Priority != "high priority" || m.Status != "Waiting for an answer" || m.Delete != "Delete" {
+		t.Errorf("article shows channel %q priority %q status %q delete %q; want Deploys, high priority, Waiting for an answer, Delete",
 			m.Channel, m.Priority, m.Status, m.Delete)
 	}
 	if len(m.Buttons) != 1 || m.Buttons[0][0] != "ack" || m.Buttons[0][1] != "Acknowledge" {
@@ -214,8 +213,10 @@ func TestUIMessagesLive(t *testing.T) {
 	if ids := b.articleIDs(); len(ids) != 2 || ids[0] != id2 || ids[1] != id {
 		t.Errorf("articles = %q, want [%s %s] (newest first)", ids, id2, id)
 	}
-	if got := b.message(id2); got.Priority != "normal" || got.Body != "" || len(got.Buttons) != 0 {
-		t.Errorf("second message shows %+v, want priority normal, no body, no actions", got)
+	// Normal priority goes without saying, and with nothing to answer there
+	// is no "waiting" badge.
+	if got := b.message(id2); got.Priority != "<missing>" || got.Body != "" || len(got.Buttons) != 0 || got.Status != "<missing>" {
+		t.Errorf("second message shows %+v, want no priority, no body, no actions, no status badge", got)
 	}
 	msgs := e.list("/v1/messages", "messages", tok)
 	if len(msgs) != 2 || msgs[0]["id"] != id2 || msgs[1]["id"] != id {
@@ -287,7 +288,7 @@ func TestUIMessagesRespond(t *testing.T) {
 
 	// A button.
 	btnSel := articleSel(btnID)
-	if got := b.message(btnID); fmt.Sprint(got.Buttons) != "[[approve Approve] [later Later]]" || got.Status != "pending" {
+	if got := b.message(btnID); fmt.Sprint(got.Buttons) != "[[approve Approve] [later Later]]" || got.Status != "Waiting for an answer" {
 		t.Errorf("buttons %q status %q, want [[approve Approve] [later Later]] and pending", got.Buttons, got.Status)
 	}
 	b.click(btnSel + ` button.message-action[data-key="approve"]`)
@@ -361,7 +362,7 @@ func TestUIMessagesRespond(t *testing.T) {
 	if status, poll := e.poll(webhook, formID); status != http.StatusOK || poll["status"] != "pending" {
 		t.Errorf("poll after the empty form: %d %v, want pending", status, poll)
 	}
-	if !b.shown(formSel) || b.text(articleSel(formID)+" span.message-status") != "pending" {
+	if !b.shown(formSel) || b.text(articleSel(formID)+" span.message-status") != "Waiting for an answer" {
 		t.Error("the form is gone after the API refused it")
 	}
 
@@ -406,6 +407,36 @@ func TestUIMessagesRespond(t *testing.T) {
 	}
 	b.waitFor("status already_read", statusJS(formID, "already_read")+" && "+loaded())
 	mustErrorEmpty(b)
+
+	// After the sender collected the answers, the page still says what
+	// answered each message, with whom and the form's values by label.
+	if got := b.text(articleSel(btnID) + " span.message-status"); got != "Answered · collected" {
+		t.Errorf("status badge after the poll = %q, want Answered · collected", got)
+	}
+	type outcome struct {
+		Label  string            `json:"label"`
+		By     string            `json:"by"`
+		At     string            `json:"at"`
+		Values map[string]string `json:"values"`
+	}
+	outcomeOf := func(id string) outcome {
+		return eval[outcome](b, `((a) => { const o = a.querySelector(".message-outcome"); if (!o) return {label: "<missing>"};
+			const values = {}; for (const dd of o.querySelectorAll("dd[data-field-key]")) values[dd.previousElementSibling.textContent] = dd.textContent;
+			return {label: o.querySelector(".outcome-label").textContent, by: (o.querySelector(".outcome-by") || {}).textContent || "",
+				at: (o.querySelector("time") || {dateTime: ""}).getAttribute("datetime") || "", values}; })(`+articleJS(id)+`)`)
+	}
+	if got := outcomeOf(btnID); got.Label != "Approve" || got.By != " · by ada (ada@example.com)" || got.At == "" {
+		t.Errorf("button outcome = %+v, want Approve by ada with a time", got)
+	}
+	got := outcomeOf(formID)
+	wantValues := map[string]string{"Reason": "disk full", "Notes": "line one\nline two", "Retries": "3", "Environment": "production", "Page the on-call": "yes"}
+	if got.Label != "Send reason" || fmt.Sprint(got.Values) != fmt.Sprint(wantValues) {
+		t.Errorf("form outcome = %+v, want Send reason with %v", got, wantValues)
+	}
+	stored, _ := e.apiMessage(tok, formID)["outcome"].(map[string]any)
+	if stored == nil || stored["action"] != "explain" || fmt.Sprint(stored["responses"]) != fmt.Sprint(wantResponses) || stored["at"] != got.At {
+		t.Errorf("stored outcome = %v, want explain with %v at %s", stored, wantResponses, got.At)
+	}
 }
 
 // TestUIMessagesLinksAndDelete: a url action is a safe link and only an

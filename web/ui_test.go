@@ -5,6 +5,7 @@ package web_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -132,8 +133,8 @@ func TestUIChannels(t *testing.T) {
 	folderID := e.folder(tok, "Ops")
 
 	b.signIn(adaEmail, adaPassword)
-	if !b.shown("p#channels-empty") {
-		t.Error("p#channels-empty is not visible with no channels")
+	if !b.shown("#channels-empty") {
+		t.Error("#channels-empty is not visible with no channels")
 	}
 	if n := len(b.rows("table#channels", "data-channel-id")); n != 0 {
 		t.Errorf("%d channel rows with no channels", n)
@@ -148,11 +149,11 @@ func TestUIChannels(t *testing.T) {
 	b.choose("#channel-color", "#1e90ff")
 	b.choose("#channel-folder", folderID)
 	b.click("#channel-create-submit")
-	cells := []string{"td.channel-name", "td.channel-webhook code", "td.channel-folder", "button.channel-pin", "button.channel-mute"}
+	cells := []string{"td.channel-name", "td.channel-webhook code.webhook-url", "td.channel-folder", "button.channel-pin", "select.channel-mute option:first-child"}
 	b.waitFor("row Deploys", rowWithJS("table#channels", "data-channel-id", "td.channel-name", "Deploys")+" && "+loaded())
 	mustErrorEmpty(b)
-	if b.shown("p#channels-empty") {
-		t.Error("p#channels-empty is still visible with a channel")
+	if b.shown("#channels-empty") {
+		t.Error("#channels-empty is still visible with a channel")
 	}
 	chs, err := e.st.ListChannels(ctx, u.ID)
 	if err != nil {
@@ -172,9 +173,19 @@ func TestUIChannels(t *testing.T) {
 	if r.ID != deploys.ID {
 		t.Errorf("row data-channel-id = %q, want %q", r.ID, deploys.ID)
 	}
-	webhook := r.Cells["td.channel-webhook code"]
+	webhook := r.Cells["td.channel-webhook code.webhook-url"]
 	if want := e.base + "/v1/send/" + deploys.WebhookToken; webhook != want {
 		t.Errorf("td.channel-webhook code = %q, want %q", webhook, want)
+	}
+	// The copy buttons hold the URL and a curl line that sends to it.
+	copies := eval[[]string](b, `Array.from(document.querySelectorAll(`+js(`tr[data-channel-id="`+deploys.ID+`"] button[data-copy]`)+`)).map(b => b.dataset.copy)`)
+	if len(copies) != 2 || copies[0] != webhook || !strings.HasPrefix(copies[1], "curl ") || !strings.HasSuffix(copies[1], " "+webhook) {
+		t.Errorf("copy buttons hold %q, want the webhook URL and a curl example ending in it", copies)
+	}
+	b.click(`tr[data-channel-id="` + deploys.ID + `"] button.copy-url`)
+	b.waitFor("Copied", `document.querySelector(`+js(`tr[data-channel-id="`+deploys.ID+`"] button.copy-url`)+`).dataset.copied === "true"`)
+	if got := b.text(`tr[data-channel-id="` + deploys.ID + `"] button.copy-url`); got != "Copied" {
+		t.Errorf("the copy button says %q after a copy, want Copied", got)
 	}
 	if got := r.Cells["td.channel-folder"]; got != "Ops" {
 		t.Errorf("td.channel-folder = %q, want the folder's name %q", got, "Ops")
@@ -182,8 +193,11 @@ func TestUIChannels(t *testing.T) {
 	if got := r.Cells["button.channel-pin"]; got != "Pin" {
 		t.Errorf("button.channel-pin = %q, want Pin", got)
 	}
-	if got := r.Cells["button.channel-mute"]; got != "Mute 1h" {
-		t.Errorf("button.channel-mute = %q, want Mute 1h", got)
+	if got := r.Cells["select.channel-mute option:first-child"]; got != "Mute…" {
+		t.Errorf("select.channel-mute = %q, want Mute…", got)
+	}
+	if got := eval[[]string](b, `Array.from(document.querySelectorAll("select.channel-mute")[0].options).map(o => o.textContent)`); fmt.Sprint(got) != "[Mute… Mute for 1 hour Mute for 8 hours Mute for 1 day Mute until turned off]" {
+		t.Errorf("mute choices %q", got)
 	}
 	// The URL on the page really works.
 	if status, body := e.api(http.MethodPost, webhook, "", map[string]string{"title": "hi"}); status != http.StatusOK {
@@ -226,8 +240,8 @@ func TestUIChannels(t *testing.T) {
 
 	// Mute Deploys for an hour, then unmute.
 	before := time.Now()
-	b.click(rowSel(deploys.ID) + "button.channel-mute")
-	b.waitFor("Deploys muted", `document.querySelector(`+js(rowSel(deploys.ID)+"button.channel-mute")+`).textContent.trim() === "Unmute" && `+loaded())
+	b.choose(rowSel(deploys.ID)+"select.channel-mute", "3600")
+	b.waitFor("Deploys muted", `!!document.querySelector(`+js(rowSel(deploys.ID)+"button.channel-unmute")+`) && `+loaded())
 	c, err := e.st.Channel(ctx, u.ID, deploys.ID)
 	if err != nil {
 		t.Fatal(err)
@@ -243,18 +257,48 @@ func TestUIChannels(t *testing.T) {
 			t.Error("GET /v1/channels shows Deploys with muted_until null after Mute 1h")
 		}
 	}
-	b.click(rowSel(deploys.ID) + "button.channel-mute")
-	b.waitFor("Deploys unmuted", `document.querySelector(`+js(rowSel(deploys.ID)+"button.channel-mute")+`).textContent.trim() === "Mute 1h" && `+loaded())
+	b.click(rowSel(deploys.ID) + "button.channel-unmute")
+	b.waitFor("Deploys unmuted", `!!document.querySelector(`+js(rowSel(deploys.ID)+"select.channel-mute")+`) && `+loaded())
 	if c, err := e.st.Channel(ctx, u.ID, deploys.ID); err != nil || c.MutedUntil != nil && c.MutedUntil.After(time.Now()) {
 		t.Errorf("after Unmute the stored channel is %+v, %v; want it not muted", c, err)
+	}
+	// 8 hours, a day, and until turned off.
+	for _, m := range []struct {
+		value string
+		want  time.Duration
+	}{{"28800", 8 * time.Hour}, {"86400", 24 * time.Hour}, {"forever", 0}} {
+		b.choose(rowSel(deploys.ID)+"select.channel-mute", m.value)
+		b.waitFor("Deploys muted "+m.value, `!!document.querySelector(`+js(rowSel(deploys.ID)+"button.channel-unmute")+`) && `+loaded())
+		c, err := e.st.Channel(ctx, u.ID, deploys.ID)
+		switch {
+		case err != nil || c.MutedUntil == nil:
+			t.Errorf("mute %s: stored %+v, %v", m.value, c, err)
+		case m.want == 0 && c.MutedUntil.Year() != 9999:
+			t.Errorf("mute until turned off: muted_until %s, want the year 9999", c.MutedUntil)
+		case m.want != 0 && (c.MutedUntil.Before(time.Now().Add(m.want-5*time.Minute)) || c.MutedUntil.After(time.Now().Add(m.want+5*time.Minute))):
+			t.Errorf("mute %s: muted_until %s, want about %s from now", m.value, c.MutedUntil, m.want)
+		}
+		b.click(rowSel(deploys.ID) + "button.channel-unmute")
+		b.waitFor("Deploys unmuted", `!!document.querySelector(`+js(rowSel(deploys.ID)+"select.channel-mute")+`) && `+loaded())
 	}
 
 	// New URL: the displayed URL changes, the old one stops working.
 	if got := b.text(rowSel(deploys.ID) + "button.channel-regenerate"); got != "New URL" {
 		t.Errorf("button.channel-regenerate = %q, want New URL", got)
 	}
+	// Asked first: Cancel keeps the URL.
+	dialogs := b.dialogCount()
+	b.dismissNext()
 	b.click(rowSel(deploys.ID) + "button.channel-regenerate")
-	webhookSel := rowSel(deploys.ID) + "td.channel-webhook code"
+	b.waitFor("the question", loaded())
+	if b.dialogCount() != dialogs+1 || !strings.Contains(b.lastDialog(), "stops working") {
+		t.Errorf("New URL asked %d question(s), last %q; want one that says the old URL stops working", b.dialogCount()-dialogs, b.lastDialog())
+	}
+	if c, _ := e.st.Channel(ctx, u.ID, deploys.ID); e.base+"/v1/send/"+c.WebhookToken != webhook {
+		t.Error("New URL changed the URL though the question was cancelled")
+	}
+	b.click(rowSel(deploys.ID) + "button.channel-regenerate")
+	webhookSel := rowSel(deploys.ID) + "td.channel-webhook code.webhook-url"
 	b.waitFor("a new webhook URL", `document.querySelector(`+js(webhookSel)+`).textContent.trim() !== `+js(webhook)+` && `+loaded())
 	newWebhook := b.text(webhookSel)
 	c, err = e.st.Channel(ctx, u.ID, deploys.ID)
@@ -275,6 +319,15 @@ func TestUIChannels(t *testing.T) {
 	if got := b.text(rowSel(deploys.ID) + "button.channel-delete"); got != "Delete" {
 		t.Errorf("button.channel-delete = %q, want Delete", got)
 	}
+	b.dismissNext()
+	b.click(rowSel(deploys.ID) + "button.channel-delete")
+	b.waitFor("the question", loaded())
+	if !strings.Contains(b.lastDialog(), `Delete the channel "Deploys"`) {
+		t.Errorf("Delete asked %q", b.lastDialog())
+	}
+	if got := e.list("/v1/channels", "channels", tok); len(got) != 2 {
+		t.Errorf("a cancelled Delete left %d channels, want 2", len(got))
+	}
 	b.click(rowSel(deploys.ID) + "button.channel-delete")
 	b.waitFor("row Deploys gone", `!document.querySelector(`+js(rowSel(deploys.ID))+`) && `+loaded())
 	if got := e.list("/v1/channels", "channels", tok); len(got) != 1 || got[0]["id"] != backups.ID {
@@ -285,7 +338,7 @@ func TestUIChannels(t *testing.T) {
 	if got := e.list("/v1/channels", "channels", tok); len(got) != 0 {
 		t.Errorf("GET /v1/channels after deleting both = %v, want none", got)
 	}
-	b.waitFor("p#channels-empty visible", shownJS("p#channels-empty"))
+	b.waitFor("#channels-empty visible", shownJS("#channels-empty"))
 	mustErrorEmpty(b)
 }
 
@@ -505,7 +558,7 @@ func TestUIRename(t *testing.T) {
 	restored := func(when string) {
 		t.Helper()
 		b.waitFor(when+": the row back as it was", `!(`+formOpen+`) && `+nameIs("Deploys")+` && `+loaded())
-		if !b.shown(nameSel + " img.swatch") {
+		if !b.shown(nameSel + " span.swatch") {
 			t.Errorf("%s: the colour swatch is gone from td.channel-name", when)
 		}
 		if v := eval[string](b, `document.body.dataset.view || ""`); v != "channels" {
@@ -575,7 +628,7 @@ func TestUIRename(t *testing.T) {
 	if r.Cells["td.channel-webhook code"] != webhook || r.Cells["td.channel-folder"] != "Ops" {
 		t.Errorf("row after the rename: webhook %q folder %q, want %q and Ops", r.Cells["td.channel-webhook code"], r.Cells["td.channel-folder"], webhook)
 	}
-	if !b.shown(nameSel + " img.swatch") {
+	if !b.shown(nameSel + " span.swatch") {
 		t.Error("after the rename the colour swatch is gone from td.channel-name")
 	}
 	if !eval[bool](b, `document.activeElement === document.querySelector(`+js(row+" button.channel-rename")+`)`) {
@@ -752,8 +805,8 @@ func TestUIIsolation(t *testing.T) {
 	if rows := other.rows("table#channels", "data-channel-id", "td.channel-name"); len(rows) != 0 {
 		t.Errorf("Bob sees channel rows %+v, want none", rows)
 	}
-	if !other.shown("p#channels-empty") {
-		t.Error("p#channels-empty is not visible for Bob")
+	if !other.shown("#channels-empty") {
+		t.Error("#channels-empty is not visible for Bob")
 	}
 	if status := awaitJS[int](other, `fetch("/v1/channels/`+adaRows[0].ID+`").then(r => r.status)`); status != http.StatusNotFound {
 		t.Errorf("Bob's browser reading Ada's channel got %d, want 404", status)

@@ -1,0 +1,137 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/heraldhq/herald/auth"
+	"github.com/heraldhq/herald/config"
+	"github.com/heraldhq/herald/store"
+)
+
+// Password length bounds, in characters. The upper bound keeps a hash from
+// being asked to chew on megabytes.
+const (
+	MinPassword = 8
+	MaxPassword = 256
+)
+
+// NewUser is what an administrator gives to create an account.
+type NewUser struct {
+	Email, Name, Password, Plan string
+	Admin                       bool
+}
+
+func checkPassword(field, password string) error {
+	if n := utf8.RuneCountInString(password); n < MinPassword || n > MaxPassword {
+		return invalid("%s must be %d to %d characters", field, MinPassword, MaxPassword)
+	}
+	return nil
+}
+
+func checkPlan(plan string) error {
+	if plan != config.PlanFree && plan != config.PlanPro {
+		return invalid("plan must be %q or %q", config.PlanFree, config.PlanPro)
+	}
+	return nil
+}
+
+// CreateUser makes an account with a local password, as `herald user add
+// --password-stdin` does. An empty plan is the server's default plan.
+func (s *Service) CreateUser(ctx context.Context, in NewUser) (*store.User, error) {
+	email := strings.TrimSpace(in.Email)
+	if at := strings.Index(email, "@"); at < 1 || at == len(email)-1 || utf8.RuneCountInString(email) > 254 {
+		return nil, invalid("email must be an email address")
+	}
+	if utf8.RuneCountInString(in.Name) > 100 {
+		return nil, invalid("name is longer than 100 characters")
+	}
+	plan := in.Plan
+	if plan == "" {
+		plan = s.opts.DefaultPlan
+	}
+	if err := checkPlan(plan); err != nil {
+		return nil, err
+	}
+	if err := checkPassword("password", in.Password); err != nil {
+		return nil, err
+	}
+	hash, err := auth.HashPassword(ctx, in.Password)
+	if err != nil {
+		return nil, fmt.Errorf("service: create user: %w", err)
+	}
+	u := &store.User{Email: email, Name: strings.TrimSpace(in.Name), Plan: plan, IsAdmin: in.Admin, PasswordHash: hash}
+	if err := s.st.CreateUser(ctx, u); errors.Is(err, store.ErrConflict) {
+		return nil, conflict("email_taken", "a user with this email already exists")
+	} else if err != nil {
+		return nil, err
+	}
+	return u, nil
+}
+
+// SetPlan changes a user's plan.
+func (s *Service) SetPlan(ctx context.Context, userID, plan string) error {
+	if err := checkPlan(plan); err != nil {
+		return err
+	}
+	return s.st.SetUserPlan(ctx, userID, plan)
+}
+
+// SetAdmin grants or revokes a user's administrator role. An administrator
+// cannot revoke their own: the server must never be left without one by a
+// slip of the mouse (another administrator, or the command line, can).
+func (s *Service) SetAdmin(ctx context.Context, by *store.User, userID string, admin bool) error {
+	if !admin && by.ID == userID {
+		return forbidden("you cannot revoke your own administrator role; ask another administrator")
+	}
+	return s.st.SetUserAdmin(ctx, userID, admin)
+}
+
+// ResetPassword sets a user's local password and ends all their sessions.
+func (s *Service) ResetPassword(ctx context.Context, userID, password string) error {
+	if err := checkPassword("password", password); err != nil {
+		return err
+	}
+	hash, err := auth.HashPassword(ctx, password)
+	if err != nil {
+		return fmt.Errorf("service: reset password: %w", err)
+	}
+	return s.st.SetUserPassword(ctx, userID, hash, "")
+}
+
+// DeleteUser deletes another user's account and everything it owns. An
+// administrator deletes their own account from the account page instead.
+func (s *Service) DeleteUser(ctx context.Context, by *store.User, userID string) error {
+	if by.ID == userID {
+		return forbidden("delete your own account from your account page, not from the users page")
+	}
+	return s.st.DeleteUser(ctx, userID)
+}
+
+// ChangePassword replaces who's local password after checking the current
+// one. The session that asked (keepSession) stays signed in; every other
+// session ends. Accounts that sign in only through OIDC have no password to
+// change.
+func (s *Service) ChangePassword(ctx context.Context, who *store.User, keepSession, current, next string) error {
+	if who.PasswordHash == "" {
+		return forbidden("this account signs in through an identity provider and has no password here")
+	}
+	ok, err := auth.CheckPassword(ctx, who.PasswordHash, current)
+	if err != nil {
+		return fmt.Errorf("service: change password: %w", err)
+	}
+	if !ok {
+		return invalid("current_password is not your current password")
+	}
+	if err := checkPassword("new_password", next); err != nil {
+		return err
+	}
+	hash, err := auth.HashPassword(ctx, next)
+	if err != nil {
+		return fmt.Errorf("service: change password: %w", err)
+	}
+	return s.st.SetUserPassword(ctx, who.ID, hash, keepSession)
+}
