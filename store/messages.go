@@ -191,6 +191,9 @@ func (s *Store) Respond(ctx context.Context, id string, result json.RawMessage, 
 		if err := s.insertEvent(tx, EventUpdated, id); err != nil {
 			return err
 		}
+		if err := s.queueUpdatePush(tx, id); err != nil {
+			return err
+		}
 		if callback == nil {
 			return nil
 		}
