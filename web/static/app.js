@@ -206,6 +206,9 @@
     $('whoami').title = u && u.name ? u.name : '';
     if (u) openStream();
     else closeStream();
+    // Notifications live in their own module, loaded when first needed.
+    if (u) import('./notify.js').then((n) => n.mountNotificationsHint($('notifications-hint'))).catch(() => {});
+    else $('notifications-hint').replaceChildren();
   }
 
   // ---- live updates ----
@@ -968,6 +971,13 @@
     ));
     fillBody($('devices').tBodies[0], rows);
     $('devices-empty').hidden = devices.length > 0;
+    // Not awaited: the list is shown; the control follows when ready.
+    import('./notify.js').then(async (n) => {
+      await n.mountNotifications($('notifications-control'));
+      const mine = await n.thisBrowserDeviceId();
+      const row = mine && $('devices').querySelector(`tr[data-device-id="${CSS.escape(mine)}"] td.device-name`);
+      if (row && seq === navSeq) row.append(el('span', { className: 'this-browser', text: 'this browser' }));
+    }).catch(() => {});
   }
 
   function onDeviceClick(ev) {
