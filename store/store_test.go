@@ -44,6 +44,19 @@ func openFoundation(t *testing.T, path string, opts Options) *Store {
 	return s
 }
 
+// highestMigration is the number of the newest migration file. Numbers are
+// handed out ahead of time, so one may be missing while another branch
+// still holds it; the migrator applies each missing number whenever it
+// arrives.
+func highestMigration(t *testing.T) int {
+	t.Helper()
+	list, err := loadMigrations()
+	if err != nil || len(list) == 0 {
+		t.Fatalf("no migrations: %v", err)
+	}
+	return list[len(list)-1].version
+}
+
 func migrationCount(t *testing.T) int {
 	t.Helper()
 	entries, err := fs.ReadDir(migrationFiles, "migrations")
@@ -69,20 +82,20 @@ func TestMigrateFreshDatabase(t *testing.T) {
 	clk := &foundationClock{t: time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)}
 	s := openFoundation(t, path, Options{Now: clk.Now})
 
-	want := migrationCount(t)
+	want, files := highestMigration(t), migrationCount(t)
 	v, err := s.SchemaVersion(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if v != want {
-		t.Errorf("SchemaVersion = %d, want %d (the number of migration files)", v, want)
+		t.Errorf("SchemaVersion = %d, want %d (the highest migration file)", v, want)
 	}
 	var rows, minV, maxV int
 	if err := s.read.QueryRowContext(ctx, "SELECT count(*), min(version), max(version) FROM schema_migrations").Scan(&rows, &minV, &maxV); err != nil {
 		t.Fatal(err)
 	}
-	if rows != want || minV != 1 || maxV != want {
-		t.Errorf("schema_migrations has %d rows, versions %d..%d; want %d rows 1..%d", rows, minV, maxV, want, want)
+	if rows != files || minV != 1 || maxV != want {
+		t.Errorf("schema_migrations has %d rows, versions %d..%d; want %d rows 1..%d", rows, minV, maxV, files, want)
 	}
 	for _, table := range []string{"users", "sessions", "spent_refresh_tokens", "api_keys", "channels", "folders", "pins", "devices"} {
 		var n int
@@ -491,7 +504,7 @@ func TestBackupWhileWriting(t *testing.T) {
 
 	// The backup is a complete Herald database: it opens as a store.
 	b := openFoundation(t, dst, Options{})
-	if v, err := b.SchemaVersion(ctx); err != nil || v != migrationCount(t) {
+	if v, err := b.SchemaVersion(ctx); err != nil || v != highestMigration(t) {
 		t.Errorf("backup schema version %d, %v", v, err)
 	}
 	if _, err := b.UserByEmail(ctx, "w0@example.com"); err != nil {
