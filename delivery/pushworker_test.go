@@ -67,11 +67,12 @@ type pwFakes struct {
 	vapidPub    string
 	vapidPriv   string
 
-	mu      sync.Mutex
-	got     map[string][]string // "ios:<token>", "android:<token>", "web:<path>" → message ids
-	answers map[string]int      // the same keys → HTTP status; absent is success, pwHang hangs
-	ok      map[string]int      // the same keys → pushes answered with success
-	arrived chan string         // keys of requests told to hang
+	mu       sync.Mutex
+	got      map[string][]string // "ios:<token>", "android:<token>", "web:<path>" → message ids
+	payloads map[string][][]byte // "web:<path>" → the decrypted payloads
+	answers  map[string]int      // the same keys → HTTP status; absent is success, pwHang hangs
+	ok       map[string]int      // the same keys → pushes answered with success
+	arrived  chan string         // keys of requests told to hang
 }
 
 // pwHang is an answer: hold the request until the client gives up.
@@ -259,6 +260,12 @@ func (f *pwFakes) serveWeb(w http.ResponseWriter, r *http.Request) {
 		MessageID string `json:"message_id"`
 	}
 	_ = json.Unmarshal(plain, &p)
+	f.mu.Lock()
+	if f.payloads == nil {
+		f.payloads = map[string][][]byte{}
+	}
+	f.payloads["web:"+r.URL.Path] = append(f.payloads["web:"+r.URL.Path], plain)
+	f.mu.Unlock()
 	status := f.record(r, "web:"+r.URL.Path, p.MessageID)
 	if status == pwHang {
 		return
@@ -380,7 +387,13 @@ func (e *pwEnv) message(title string, change ...func(*store.Message)) string {
 // run starts a Pusher over d and returns a function that stops it and waits.
 func (e *pwEnv) run(d *push.Dispatcher) (stop func()) {
 	e.t.Helper()
-	p := NewPusher(e.st, d, PushConfig{Workers: 2}, Options{Now: e.clock.Now, Logger: slog.New(slog.DiscardHandler)})
+	return e.runWith(d, PushConfig{Workers: 2})
+}
+
+// runWith is run with the pusher's configuration cfg.
+func (e *pwEnv) runWith(d *push.Dispatcher, cfg PushConfig) (stop func()) {
+	e.t.Helper()
+	p := NewPusher(e.st, d, cfg, Options{Now: e.clock.Now, Logger: slog.New(slog.DiscardHandler)})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- p.Run(ctx) }()
