@@ -151,7 +151,9 @@ function showUpdate(d) {
   return replace(d.tag, d.title || 'Herald', body, { message_id: d.message_id, url: d.url || '/', actions: [], answer: null });
 }
 
-self.addEventListener('notificationclick', (event) => {
+// onNotificationClick answers a tapped button, or opens the app (the body,
+// a form, a link). A named function, so that a test can hand it an event.
+function onNotificationClick(event) {
   const n = event.notification;
   const d = n.data || {};
   const [index, type] = (event.action || '').split(':');
@@ -168,7 +170,8 @@ self.addEventListener('notificationclick', (event) => {
   // The body, a form (filled in the app) or a button this device cannot
   // answer: open the app at the message.
   event.waitUntil(openApp(d.url || '/'));
-});
+}
+self.addEventListener('notificationclick', onNotificationClick);
 
 // openApp focuses an open Herald window (moving it to url) or opens one.
 async function openApp(url) {
