@@ -148,7 +148,7 @@ func (b *browser) screenshot(name string) {
 	b.t.Helper()
 	ctx, cancel := context.WithTimeout(b.ctx, waitTimeout)
 	defer cancel()
-	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(90))
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 	if err != nil {
 		b.t.Fatalf("screenshot %s: %v", name, err)
 	}
@@ -411,6 +411,9 @@ func TestPWANotifications(t *testing.T) {
 	b.waitFor("the control, on", `document.querySelector("#notifications-control").dataset.state === "on"`)
 	if got := b.text("#notifications-control .notify-status"); !strings.HasPrefix(got, "On:") {
 		t.Errorf("status when on = %q", got)
+	}
+	if b.shown("#notifications-hint .notify-hint") {
+		t.Error("the hint is still shown with notifications on")
 	}
 	devices := e.list("/v1/devices", "devices", tok)
 	if len(devices) != 1 || devices[0]["platform"] != "web" || devices[0]["name"] != "Chrome on Linux" {

@@ -6,6 +6,8 @@ import { registerServiceWorker, storedDevice, storeDevice } from './sw-register.
 
 const HINT_KEY = 'herald.notifications.hint-dismissed';
 
+let hintRoot = null; // where the hint is shown, cleared once notifications are on
+
 // ---- API ----
 
 function cookie(name) {
@@ -208,6 +210,7 @@ export async function mountNotifications(root) {
       error = err && err.message ? err.message : String(err);
     }
     await render(error);
+    if (root.dataset.state !== 'off' && hintRoot) hintRoot.replaceChildren();
   };
   await registerServiceWorker();
   // A subscription this browser still holds is registered again, for the
@@ -226,6 +229,7 @@ export async function mountNotifications(root) {
 // the hint was dismissed before.
 export async function mountNotificationsHint(root) {
   if (!root) return;
+  hintRoot = root;
   root.replaceChildren();
   let dismissed = false;
   try {
