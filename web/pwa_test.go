@@ -31,6 +31,7 @@ import (
 
 	cdpbrowser "github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/serviceworker"
 	"github.com/chromedp/cdproto/target"
@@ -529,4 +530,72 @@ func TestPWANotificationStates(t *testing.T) {
 		t.Error("the hint is shown while notifications are blocked")
 	}
 	b.screenshot("control-blocked")
+}
+
+// TestPWANotificationsUnsupported: where the browser offers no push, the
+// control says why. On a page that is not a secure context (plain http
+// under a name other than localhost): https. In Safari on an iPhone, which
+// offers push only to an app added to the home screen (simulated here with
+// its user agent and without PushManager, as Safari's page has none): add
+// to the home screen first.
+func TestPWANotificationsUnsupported(t *testing.T) {
+	e := newEnv(t)
+	e.addUser(adaEmail, adaPassword)
+	path := chromiumPath(t)
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	t.Cleanup(cancel)
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(path), chromedp.Flag("headless", true), chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.Flag("disable-dev-shm-usage", true), chromedp.Flag("disable-background-networking", true),
+		chromedp.UserDataDir(t.TempDir()),
+		// herald.test reaches the test server; http on that name is not a
+		// secure context, as a LAN address without https is not.
+		chromedp.Flag("host-resolver-rules", "MAP herald.test 127.0.0.1"))
+	actx, acancel := chromedp.NewExecAllocator(ctx, opts...)
+	t.Cleanup(acancel)
+	bctx, bcancel := chromedp.NewContext(actx)
+	t.Cleanup(bcancel)
+	if err := chromedp.Do(bctx); err != nil {
+		t.Fatalf("start %s: %v", path, err)
+	}
+	insecure := *e
+	insecure.base = strings.Replace(e.base, "127.0.0.1", "herald.test", 1)
+	for _, tt := range []struct {
+		name       string
+		env        *env
+		secure     bool
+		safari     bool
+		want, shot string
+	}{
+		{"http", &insecure, false, false, "Browsers allow notifications only on https:// pages", "control-unsupported"},
+		{"iphone", e, true, true, "On iPhone and iPad, add Herald to the home screen first", "control-unsupported-iphone"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			tctx, tcancel := chromedp.NewContext(bctx, chromedp.WithNewBrowserContext())
+			t.Cleanup(tcancel)
+			if err := chromedp.Do(tctx); err != nil {
+				t.Fatal(err)
+			}
+			b := attach(t, tt.env, tctx)
+			if tt.safari {
+				call(b, "Emulation.setUserAgentOverride", emulation.SetUserAgentOverride, emulation.SetUserAgentOverrideParams{
+					UserAgent: "Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Mobile/15E148 Safari/604.1"})
+				call(b, "Page.addScriptToEvaluateOnNewDocument", page.AddScriptToEvaluateOnNewDocument,
+					page.AddScriptToEvaluateOnNewDocumentParams{Source: `delete window.PushManager;`})
+			}
+			b.signIn(adaEmail, adaPassword)
+			if got := eval[bool](b, `window.isSecureContext`); got != tt.secure {
+				t.Fatalf("%s: secure context %v, want %v", tt.env.base, got, tt.secure)
+			}
+			b.openView("devices")
+			b.waitFor("the control, unsupported", `document.querySelector("#notifications-control").dataset.state === "unsupported"`)
+			if got := b.text("#notifications-control .notify-status"); !strings.HasPrefix(got, tt.want) {
+				t.Errorf("status = %q, want it to start %q", got, tt.want)
+			}
+			if b.shown("#notifications-control button") || b.shown("#notifications-hint .notify-hint") {
+				t.Error("a way to turn notifications on is offered where the browser has none")
+			}
+			b.screenshot(tt.shot)
+		})
+	}
 }

@@ -64,8 +64,9 @@ function supported() {
 // currentState is on, off, blocked or unsupported (with why).
 async function currentState() {
   if (!supported()) {
-    if (isIOS() && !standalone()) return { state: 'unsupported', ios: true };
-    return { state: 'unsupported', insecure: !window.isSecureContext };
+    if (!window.isSecureContext) return { state: 'unsupported', insecure: true };
+    // Safari on iOS offers push only to an app added to the home screen.
+    return { state: 'unsupported', ios: isIOS() && !standalone() };
   }
   if (Notification.permission === 'denied') return { state: 'blocked' };
   if (Notification.permission !== 'granted') return { state: 'off' };
