@@ -282,16 +282,25 @@ func (b *browser) clickAction(tag, action string) {
 	}
 }
 
-func (p *pwa) waitPayloads(path string, n int) [][]byte {
+// waitPayload waits for the push of type typ ("message" or "update") about
+// message id at path, and returns it as the push service decrypted it.
+func (p *pwa) waitPayload(path, typ, id string) []byte {
 	p.t.Helper()
 	deadline := time.Now().Add(waitTimeout)
 	for {
 		got := p.pushes.Payloads(path)
-		if len(got) >= n {
-			return got
+		for _, raw := range got {
+			var m struct {
+				Type      string `json:"type"`
+				MessageID string `json:"message_id"`
+			}
+			_ = json.Unmarshal(raw, &m)
+			if m.Type == typ && m.MessageID == id {
+				return raw
+			}
 		}
 		if time.Now().After(deadline) {
-			p.t.Fatalf("the push service got %d pushes for %s, want %d", len(got), path, n)
+			p.t.Fatalf("no %s push about %s for %s among %d", typ, id, path, len(got))
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -437,7 +446,7 @@ func TestPWANotifications(t *testing.T) {
 		"priority": "high", "callback_url": p.hook, "actions": []map[string]any{
 			{"type": "button", "key": "restart", "label": "Restart", "style": "primary"},
 			{"type": "button", "key": "wait", "label": "Wait"}}})
-	payload := p.waitPayloads("/push/ada", 1)[0]
+	payload := p.waitPayload("/push/ada", "message", msg)
 	reg := b.registrationID()
 	b.deliverPush(reg, payload)
 	tag := "herald-" + msg
@@ -470,23 +479,31 @@ func TestPWANotifications(t *testing.T) {
 	// notification, buttons gone.
 	other := e.send(webhook, map[string]any{"title": "Rotate the keys?", "priority": "low",
 		"actions": []map[string]any{{"type": "button", "key": "rotate", "label": "Rotate"}}})
-	payloads := p.waitPayloads("/push/ada", 3)
-	b.deliverPush(reg, payloads[2])
+	b.deliverPush(reg, p.waitPayload("/push/ada", "message", other))
 	if n := b.waitNotification("herald-"+other, "Deploys"); !n.Silent || n.RequireInteraction || len(n.Actions) != 1 {
 		t.Errorf("low priority notification = %+v, want silent with one button", n)
 	}
 	if status, body := e.api(http.MethodPost, "/v1/messages/"+other+"/respond", tok, map[string]string{"action": "rotate"}); status != http.StatusOK {
 		t.Fatalf("answer through the API: %d %v", status, body)
 	}
-	payloads = p.waitPayloads("/push/ada", 4)
-	var update map[string]any
-	_ = json.Unmarshal(payloads[3], &update)
-	if update["type"] != "update" || update["tag"] != "herald-"+other {
-		t.Fatalf("push after the API's answer = %s, want the update of %s", payloads[3], other)
+	update := p.waitPayload("/push/ada", "update", other)
+	var u map[string]any
+	_ = json.Unmarshal(update, &u)
+	if u["tag"] != "herald-"+other || u["status"] != "answered" || u["answer"] != nil {
+		t.Fatalf("push after the API's answer = %s, want the update of %s", update, other)
 	}
-	b.deliverPush(reg, payloads[3])
+	b.deliverPush(reg, update)
 	if n := b.waitNotification("herald-"+other, "Answered elsewhere."); len(n.Actions) != 0 {
 		t.Errorf("notification after the update = %+v, want no buttons", n)
+	}
+
+	// A tap on the notification itself opens the app at the message.
+	b.openView("channels")
+	b.clickAction("herald-"+other, "")
+	b.waitFor("the app at the message", `location.hash === `+js("#/messages/"+other)+
+		` && document.body.dataset.view === "messages" && `+loaded())
+	if n := b.notifications("herald-" + other); len(n) != 0 {
+		t.Errorf("the tapped notification is still shown: %+v", n)
 	}
 
 	// Offline: the shell comes from the cache, and says so.

@@ -179,12 +179,15 @@ async function openApp(url) {
   const wins = await self.clients.matchAll({ type: 'window', includeUncontrolled: true });
   for (const w of wins) {
     if (new URL(w.url).origin !== self.location.origin) continue;
+    let shown = w;
     try {
-      const moved = w.url === target ? w : await w.navigate(target);
-      return (moved || w).focus();
+      shown = (w.url === target ? w : await w.navigate(target)) || w;
     } catch (_) {
-      return w.focus();
+      // A window this worker does not control cannot be moved: focus it.
     }
+    // Focusing needs the click's user activation; without it the window
+    // is at the message all the same.
+    return shown.focus().catch(() => shown);
   }
   return self.clients.openWindow(target);
 }
