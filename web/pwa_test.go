@@ -356,16 +356,25 @@ func TestPWAInstallable(t *testing.T) {
 		t.Errorf("the page's CSP = %q", csp)
 	}
 	var manifest struct {
-		Name, ShortName, StartURL, Scope, Display, ThemeColor, BackgroundColor string
-		Icons                                                                  []struct{ Src, Sizes, Type, Purpose string }
+		Name            string `json:"name"`
+		ShortName       string `json:"short_name"`
+		StartURL        string `json:"start_url"`
+		Scope           string `json:"scope"`
+		Display         string `json:"display"`
+		ThemeColor      string `json:"theme_color"`
+		BackgroundColor string `json:"background_color"`
+		Icons           []struct {
+			Src     string `json:"src"`
+			Sizes   string `json:"sizes"`
+			Purpose string `json:"purpose"`
+		} `json:"icons"`
 	}
-	raw := testkit.Do(t, e.http, http.MethodGet, e.base+"/manifest.webmanifest", nil, "").Raw
-	if err := json.Unmarshal([]byte(strings.NewReplacer("short_name", "shortname", "start_url", "starturl", "theme_color", "themecolor",
-		"background_color", "backgroundcolor").Replace(string(raw))), &manifest); err != nil {
+	if err := json.Unmarshal(testkit.Do(t, e.http, http.MethodGet, e.base+"/manifest.webmanifest", nil, "").Raw, &manifest); err != nil {
 		t.Fatal(err)
 	}
 	if manifest.Name != "Herald" || manifest.ShortName != "Herald" || manifest.Scope != "/" || manifest.Display != "standalone" ||
-		manifest.StartURL == "" || manifest.ThemeColor == "" || manifest.BackgroundColor == "" || len(manifest.Icons) != 3 {
+		manifest.StartURL == "" || manifest.ThemeColor == "" || manifest.BackgroundColor == "" || len(manifest.Icons) != 3 ||
+		manifest.Icons[0].Sizes != "192x192" || manifest.Icons[1].Sizes != "512x512" || manifest.Icons[2].Purpose != "maskable" {
 		t.Errorf("manifest = %+v", manifest)
 	}
 
