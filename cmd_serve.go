@@ -89,8 +89,13 @@ func (a *app) serve(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	answerKey, err := svc.NotificationKey(ctx)
+	if err != nil {
+		return err
+	}
 	pusher := delivery.NewPusher(st, dispatcher, delivery.PushConfig{Workers: cfg.Push.Workers,
-		MaxAttempts: cfg.Push.MaxAttempts, BackoffBase: cfg.Push.BackoffBase.Duration, BackoffMax: cfg.Push.BackoffMax.Duration},
+		MaxAttempts: cfg.Push.MaxAttempts, BackoffBase: cfg.Push.BackoffBase.Duration, BackoffMax: cfg.Push.BackoffMax.Duration,
+		AnswerKey: answerKey},
 		delivery.Options{Logger: log, Registry: reg})
 	proxies, err := forwarded.Parse(cfg.TrustedProxies)
 	if err != nil {

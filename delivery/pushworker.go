@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -28,6 +29,9 @@ type PushConfig struct {
 	Workers                 int // concurrent push jobs
 	MaxAttempts             int // tries of a transient failure to one device
 	BackoffBase, BackoffMax time.Duration
+	// AnswerKey signs the credential with which a browser answers from a
+	// notification (push.AnswerToken); nil: web notifications carry none.
+	AnswerKey []byte
 }
 
 // DefaultPushConfig is the policy a zero field of a PushConfig takes.
@@ -98,21 +102,31 @@ func (p *Pusher) process(ctx context.Context, job store.PushJob) {
 		p.log.Error("push: read message", "message", job.MessageID, "err", err)
 		return // the lease runs out and the job is tried again
 	}
-	devices, err := p.st.PushTargets(ctx, job.MessageID, job.DeviceID)
+	kind := cmp.Or(job.Kind, store.PushMessage)
+	devices, err := p.st.PushTargets(ctx, job.MessageID, job.DeviceID, kind)
 	if err != nil {
 		p.log.Error("push: recipients", "message", job.MessageID, "err", err)
 		return
 	}
 	n := push.Notification{MessageID: m.ID, ChannelID: m.ChannelID, Title: m.Title, Body: m.Body,
 		Priority: m.Priority, Actions: m.Actions}
+	if err := p.forBrowsers(ctx, &n, m, kind, devices); err != nil {
+		p.log.Error("push: read channel", "message", job.MessageID, "err", err)
+		return
+	}
 	var retries []store.PushRetry
 	for _, dev := range devices {
 		if !p.d.Configured(dev.Platform) {
 			p.outcomes.WithLabelValues(dev.Platform, "skipped").Inc()
 			continue
 		}
+		dn := n
+		if dev.Platform == "web" && kind == store.PushMessage && dev.SessionID != "" && p.cfg.AnswerKey != nil {
+			dn.Answer = &push.Answer{DeviceID: dev.ID, Token: push.AnswerToken(p.cfg.AnswerKey, dev.ID, dev.SessionID, m.ID),
+				URL: "/v1/messages/" + m.ID + "/notification-response"}
+		}
 		sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		err := p.d.Send(sctx, dev.Platform, dev.PushToken, n)
+		err := p.d.Send(sctx, dev.Platform, dev.PushToken, dn)
 		cancel()
 		switch {
 		case err == nil:
@@ -144,6 +158,31 @@ func (p *Pusher) process(ctx context.Context, job store.PushJob) {
 		}
 	}
 	p.finish(ctx, job, retries)
+}
+
+// forBrowsers adds to n what a browser's notification shows besides the
+// message: the channel's name, the app's page of the message and, on an
+// update, where the message stands. Only when a web device is among the
+// recipients: the channel is one more read.
+func (p *Pusher) forBrowsers(ctx context.Context, n *push.Notification, m *store.Message, kind string, devices []store.Device) error {
+	if !slices.ContainsFunc(devices, func(d store.Device) bool { return d.Platform == "web" }) {
+		return nil
+	}
+	ch, err := p.st.ChannelByID(ctx, m.ChannelID)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return err
+	}
+	if ch != nil {
+		n.ChannelName = ch.Name
+	}
+	n.URL = "/#/messages/" + m.ID
+	if kind == store.PushUpdate {
+		n.Kind, n.Status = push.KindUpdate, cmp.Or(m.ApprovalStatus, "answered")
+		if m.State == store.StateExpired && m.ApprovalStatus == "" {
+			n.Status = "expired"
+		}
+	}
+	return nil
 }
 
 func (p *Pusher) deactivate(ctx context.Context, deviceID string) {

@@ -2,20 +2,14 @@ package delivery
 
 import (
 	"context"
-	"crypto/aes"
-	"crypto/cipher"
 	"crypto/ecdh"
 	"crypto/ecdsa"
 	"crypto/elliptic"
-	"crypto/hkdf"
 	"crypto/rand"
-	"crypto/sha256"
 	"crypto/x509"
 	"encoding/base64"
-	"encoding/binary"
 	"encoding/json"
 	"encoding/pem"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -29,6 +23,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/internal/googletest"
+	"github.com/heraldhq/herald/internal/testkit"
 	"github.com/heraldhq/herald/push"
 	"github.com/heraldhq/herald/store"
 )
@@ -67,11 +62,12 @@ type pwFakes struct {
 	vapidPub    string
 	vapidPriv   string
 
-	mu      sync.Mutex
-	got     map[string][]string // "ios:<token>", "android:<token>", "web:<path>" → message ids
-	answers map[string]int      // the same keys → HTTP status; absent is success, pwHang hangs
-	ok      map[string]int      // the same keys → pushes answered with success
-	arrived chan string         // keys of requests told to hang
+	mu       sync.Mutex
+	got      map[string][]string // "ios:<token>", "android:<token>", "web:<path>" → message ids
+	payloads map[string][][]byte // "web:<path>" → the decrypted payloads
+	answers  map[string]int      // the same keys → HTTP status; absent is success, pwHang hangs
+	ok       map[string]int      // the same keys → pushes answered with success
+	arrived  chan string         // keys of requests told to hang
 }
 
 // pwHang is an answer: hold the request until the client gives up.
@@ -259,6 +255,12 @@ func (f *pwFakes) serveWeb(w http.ResponseWriter, r *http.Request) {
 		MessageID string `json:"message_id"`
 	}
 	_ = json.Unmarshal(plain, &p)
+	f.mu.Lock()
+	if f.payloads == nil {
+		f.payloads = map[string][][]byte{}
+	}
+	f.payloads["web:"+r.URL.Path] = append(f.payloads["web:"+r.URL.Path], plain)
+	f.mu.Unlock()
 	status := f.record(r, "web:"+r.URL.Path, p.MessageID)
 	if status == pwHang {
 		return
@@ -271,47 +273,7 @@ func (f *pwFakes) serveWeb(w http.ResponseWriter, r *http.Request) {
 
 // decrypt opens an RFC 8291 aes128gcm body with the browser's keys.
 func (f *pwFakes) decrypt(body []byte) ([]byte, error) {
-	if len(body) < 21 || len(body) < 21+int(body[20]) {
-		return nil, errors.New("short body")
-	}
-	salt, keyID := body[:16], body[21:21+int(body[20])]
-	if rs := binary.BigEndian.Uint32(body[16:20]); len(body)-21-len(keyID) > int(rs) {
-		return nil, errors.New("more than one record")
-	}
-	sender, err := ecdh.P256().NewPublicKey(keyID)
-	if err != nil {
-		return nil, err
-	}
-	secret, err := f.browser.ECDH(sender)
-	if err != nil {
-		return nil, err
-	}
-	ikm, err := hkdf.Key(sha256.New, secret, f.auth, "WebPush: info\x00"+string(f.browser.PublicKey().Bytes())+string(keyID), 32)
-	if err != nil {
-		return nil, err
-	}
-	cek, _ := hkdf.Key(sha256.New, ikm, salt, "Content-Encoding: aes128gcm\x00", 16)
-	nonce, _ := hkdf.Key(sha256.New, ikm, salt, "Content-Encoding: nonce\x00", 12)
-	block, err := aes.NewCipher(cek)
-	if err != nil {
-		return nil, err
-	}
-	gcm, err := cipher.NewGCM(block)
-	if err != nil {
-		return nil, err
-	}
-	plain, err := gcm.Open(nil, nonce, body[21+len(keyID):], nil)
-	if err != nil {
-		return nil, err
-	}
-	end := len(plain) - 1
-	for end >= 0 && plain[end] == 0 {
-		end--
-	}
-	if end < 0 || plain[end] != 0x02 {
-		return nil, errors.New("no padding delimiter")
-	}
-	return plain[:end], nil
+	return testkit.DecryptWebPush(f.browser, f.auth, body)
 }
 
 // pwEnv is a real store in t.TempDir() with users, devices and a channel.
@@ -380,7 +342,13 @@ func (e *pwEnv) message(title string, change ...func(*store.Message)) string {
 // run starts a Pusher over d and returns a function that stops it and waits.
 func (e *pwEnv) run(d *push.Dispatcher) (stop func()) {
 	e.t.Helper()
-	p := NewPusher(e.st, d, PushConfig{Workers: 2}, Options{Now: e.clock.Now, Logger: slog.New(slog.DiscardHandler)})
+	return e.runWith(d, PushConfig{Workers: 2})
+}
+
+// runWith is run with the pusher's configuration cfg.
+func (e *pwEnv) runWith(d *push.Dispatcher, cfg PushConfig) (stop func()) {
+	e.t.Helper()
+	p := NewPusher(e.st, d, cfg, Options{Now: e.clock.Now, Logger: slog.New(slog.DiscardHandler)})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- p.Run(ctx) }()

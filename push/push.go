@@ -19,7 +19,38 @@ type Notification struct {
 	Body      string          // Markdown, as sent; each provider renders plain text
 	Priority  string          // low, normal, high
 	Actions   json.RawMessage // the message's actions, so an app can draw buttons
+
+	// What a browser's service worker needs besides (Web Push only).
+
+	// Kind is PushMessage (or empty) for a new message, PushUpdate once it
+	// was answered elsewhere: the notification is then replaced.
+	Kind        string
+	ChannelName string
+	// URL is the app's page of the message, opened by a click.
+	URL string
+	// Status is where an updated message stands: answered, approved,
+	// rejected or expired.
+	Status string
+	// Answer lets this device answer from the notification; nil: it cannot.
+	Answer *Answer
 }
+
+// Kinds of Notification.
+const (
+	KindMessage = "message"
+	KindUpdate  = "update"
+)
+
+// Answer is what a service worker sends with an answer from a notification.
+type Answer struct {
+	DeviceID string `json:"device_id"`
+	Token    string `json:"token"` // AnswerToken
+	URL      string `json:"url"`   // where to POST the answer
+}
+
+// Tag identifies a message's notification in a browser, so that a later
+// push for the same message replaces it instead of adding another.
+func Tag(messageID string) string { return "herald-" + messageID }
 
 // Error is a failed push, classified.
 type Error struct {

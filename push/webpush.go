@@ -42,14 +42,47 @@ func NewWebPush(subject, publicKey, privateKey string, client *http.Client) *Web
 	return &WebPush{subscriber: strings.TrimPrefix(subject, "mailto:"), public: publicKey, private: privateKey, client: client}
 }
 
-// webPushPayload is the JSON a service worker receives.
+// webPushPayload is the JSON a service worker receives: all it needs to
+// show the notification, draw its buttons and answer it, without asking
+// the server first.
 type webPushPayload struct {
+	Type      string          `json:"type"` // message or update
 	MessageID string          `json:"message_id"`
 	ChannelID string          `json:"channel_id"`
+	Channel   string          `json:"channel,omitempty"`
 	Title     string          `json:"title"`
-	Body      string          `json:"body"`
+	Body      string          `json:"body"` // plain text
 	Priority  string          `json:"priority"`
-	Actions   json.RawMessage `json:"actions,omitempty"`
+	Tag       string          `json:"tag"`
+	URL       string          `json:"url,omitempty"`
+	Status    string          `json:"status,omitempty"` // on an update
+	Actions   []webPushAction `json:"actions,omitempty"`
+	Answer    *Answer         `json:"answer,omitempty"`
+}
+
+// webPushAction is an action as a notification button needs it: a form's
+// fields stay out (a form opens the app), which keeps the payload small.
+type webPushAction struct {
+	Type  string `json:"type"` // button, form or url
+	Key   string `json:"key,omitempty"`
+	Label string `json:"label"`
+	Style string `json:"style,omitempty"`
+	Value string `json:"value,omitempty"` // a url action's link
+}
+
+// webPayload builds the payload of n.
+func webPayload(n Notification) webPushPayload {
+	p := webPushPayload{Type: KindMessage, MessageID: n.MessageID, ChannelID: n.ChannelID, Channel: n.ChannelName,
+		Title: n.Title, Body: PlainText(n.Body), Priority: n.Priority, Tag: Tag(n.MessageID), URL: n.URL}
+	if n.Kind == KindUpdate {
+		p.Type, p.Status = KindUpdate, n.Status
+		return p
+	}
+	p.Answer = n.Answer
+	// Actions the service worker cannot read are left out rather than
+	// failing the push: the app shows them.
+	_ = json.Unmarshal(n.Actions, &p.Actions)
+	return p
 }
 
 func urgency(priority string) webpush.Urgency {
@@ -68,8 +101,7 @@ func (w *WebPush) Send(ctx context.Context, token string, n Notification) error 
 	if err := json.Unmarshal([]byte(token), &sub); err != nil {
 		return &Error{Provider: "webpush", Permanent: true, Reason: "subscription is not valid JSON"}
 	}
-	p := webPushPayload{MessageID: n.MessageID, ChannelID: n.ChannelID, Title: n.Title, Body: PlainText(n.Body),
-		Priority: n.Priority, Actions: n.Actions}
+	p := webPayload(n)
 	body, _, err := fitPayload(&p.Body, webPushMaxPayload, func() ([]byte, error) { return json.Marshal(p) }, 0)
 	if err != nil {
 		return err

@@ -258,8 +258,8 @@ func TestWebPushSendByPriority(t *testing.T) {
 			if got := r.Header.Get("TTL"); got == "" || got == "0" {
 				t.Errorf("TTL = %q, want a positive number of seconds", got)
 			}
-			want := map[string]any{"message_id": n.MessageID, "channel_id": n.ChannelID, "title": n.Title,
-				"body": "The TLS cert of example.com expires in 3 days", "priority": priority,
+			want := map[string]any{"type": "message", "message_id": n.MessageID, "channel_id": n.ChannelID, "title": n.Title,
+				"body": "The TLS cert of example.com expires in 3 days", "priority": priority, "tag": "herald-" + n.MessageID,
 				"actions": decodeJSON(t, apnsTestActions)}
 			if !reflect.DeepEqual(r.Payload, want) {
 				t.Errorf("decrypted payload = %v\nwant %v", r.Payload, want)

@@ -58,6 +58,19 @@ func (s *Server) authenticate(r *http.Request) (*principal, error) {
 // authenticateCookie signs in a browser by its session cookie; requests
 // that change state must also carry the CSRF token.
 func (s *Server) authenticateCookie(r *http.Request) (*principal, error) {
+	who, err := s.cookiePrincipal(r)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.checkCSRF(r, who.sessionID); err != nil {
+		return nil, err
+	}
+	return who, nil
+}
+
+// cookiePrincipal is the browser signed in by the session cookie, before
+// any CSRF check.
+func (s *Server) cookiePrincipal(r *http.Request) (*principal, error) {
 	c, err := r.Cookie(cookieSession)
 	if err != nil || c.Value == "" {
 		return nil, errInvalidToken("missing credentials: send Authorization: Bearer <token>, or sign in from a browser")
@@ -67,9 +80,6 @@ func (s *Server) authenticateCookie(r *http.Request) (*principal, error) {
 		return nil, errInvalidToken("session cookie is invalid or expired; sign in again")
 	}
 	if err != nil {
-		return nil, err
-	}
-	if err := s.checkCSRF(r, sess.ID); err != nil {
 		return nil, err
 	}
 	return &principal{user: u, sessionID: sess.ID}, nil

@@ -23,6 +23,14 @@ type deviceJSON struct {
 	UpdatedAt string `json:"updated_at"`
 }
 
+// registeredDeviceJSON is a registration's answer: a web device registered
+// by a browser session also gets the token its service worker keeps to
+// hand in a rotated subscription (POST /v1/devices/:id/subscription).
+type registeredDeviceJSON struct {
+	deviceJSON
+	WorkerToken string `json:"worker_token,omitempty"`
+}
+
 func renderDevice(d *store.Device) deviceJSON {
 	return deviceJSON{ID: d.ID, Platform: d.Platform, Name: d.Name, Active: d.Active, CreatedAt: ts(d.CreatedAt), UpdatedAt: ts(d.UpdatedAt)}
 }
@@ -82,10 +90,19 @@ func (s *Server) handleRegisterDevice(w http.ResponseWriter, r *http.Request, _ 
 		return errInvalidPayload("name is longer than 100 characters")
 	}
 	d := &store.Device{UserID: who.user.ID, Platform: req.Platform, Name: req.Name, PushToken: req.PushToken}
+	if req.Platform == "web" {
+		// Answers from this browser's notifications must come from the
+		// session that registers it (see the notification endpoints).
+		d.SessionID = who.sessionID
+	}
 	if err := s.st.RegisterDevice(r.Context(), d); err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, renderDevice(d))
+	token, err := s.svc.ResubscribeToken(r.Context(), d)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, registeredDeviceJSON{deviceJSON: renderDevice(d), WorkerToken: token})
 	return nil
 }
 

@@ -5,6 +5,8 @@ import (
 	"net/http"
 
 	"github.com/julienschmidt/httprouter"
+
+	"github.com/heraldhq/herald/service"
 )
 
 type respondRequest struct {
@@ -23,10 +25,15 @@ func (s *Server) handleRespond(w http.ResponseWriter, r *http.Request, p httprou
 	if err != nil {
 		return err
 	}
+	writeAnswer(w, a)
+	return nil
+}
+
+// writeAnswer reports where a message stands after an answer.
+func writeAnswer(w http.ResponseWriter, a service.Answer) {
 	out := map[string]any{"ok": true, "status": a.Status}
 	if a.ApprovalStatus != "" {
 		out["approval_status"] = a.ApprovalStatus
 	}
 	writeJSON(w, http.StatusOK, out)
-	return nil
 }

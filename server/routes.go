@@ -67,6 +67,7 @@ func (s *Server) routes() {
 	s.authed(get, "/v1/messages/:id", s.handleGetMessage)
 	s.authed(del, "/v1/messages/:id", s.handleDeleteMessage)
 	s.authed(post, "/v1/messages/:id/respond", s.handleRespond)
+	s.serviceWorker(post, "/v1/messages/:id/notification-response", s.handleNotificationResponse)
 	s.authed(get, "/v1/messages/:id/deliveries", s.handleDeliveries)
 	s.authed(post, "/v1/messages/:id/redeliver", s.handleRedeliver)
 
@@ -81,4 +82,5 @@ func (s *Server) routes() {
 	s.authed(post, "/v1/devices", s.handleRegisterDevice)
 	s.authed(patch, "/v1/devices/:id", s.handleUpdateDevice)
 	s.authed(del, "/v1/devices/:id", s.handleDeleteDevice)
+	s.serviceWorker(post, "/v1/devices/:id/subscription", s.handleResubscribe)
 }

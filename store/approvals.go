@@ -208,6 +208,9 @@ func (s *Store) resolve(tx *writeTx, id string, a *approvalRow, status string, d
 	if err := s.insertEvent(tx, EventUpdated, id); err != nil {
 		return nil, err
 	}
+	if err := s.queueUpdatePush(tx, id); err != nil {
+		return nil, err
+	}
 	if callback != nil {
 		if err := s.insertDelivery(tx, id, callback, at); err != nil {
 			return nil, err

@@ -125,13 +125,6 @@ func templateJSON(t *Template) any {
 	return string(b)
 }
 
-func nullString(s string) any {
-	if s == "" {
-		return nil
-	}
-	return s
-}
-
 // NewWebhookToken returns a fresh token for the send path.
 func NewWebhookToken() string { return NewToken(32) }
 

@@ -16,16 +16,20 @@ type Device struct {
 	Name      string
 	PushToken string
 	Active    bool // false once a provider said the token is dead
+	// SessionID is the browser session that registered a web device (empty
+	// otherwise, and once that session ends): only it may answer from the
+	// device's notifications.
+	SessionID string
 	CreatedAt time.Time
 	UpdatedAt time.Time
 }
 
-const deviceCols = "id, user_id, platform, name, push_token, active, created_at, updated_at"
+const deviceCols = "id, user_id, platform, name, push_token, active, created_at, updated_at, COALESCE(session_id, '')"
 
 func scanDevice(row scanner) (*Device, error) {
 	var d Device
 	var created, updated int64
-	if err := row.Scan(&d.ID, &d.UserID, &d.Platform, &d.Name, &d.PushToken, &d.Active, &created, &updated); err != nil {
+	if err := row.Scan(&d.ID, &d.UserID, &d.Platform, &d.Name, &d.PushToken, &d.Active, &created, &updated, &d.SessionID); err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil, ErrNotFound
 		}
@@ -38,7 +42,8 @@ func scanDevice(row scanner) (*Device, error) {
 // RegisterDevice stores d for d.UserID. Registering a push token the user
 // already has updates that device instead of adding a second one, so an app
 // that registers at every start does not get every push twice; a token
-// registered by another user moves to this one.
+// registered by another user moves to this one. The registration records
+// d.SessionID (the browser session registering a web device, or none).
 func (s *Store) RegisterDevice(ctx context.Context, d *Device) error {
 	now := s.now().UTC().Truncate(time.Millisecond)
 	err := s.update(ctx, func(tx *writeTx) error {
@@ -58,10 +63,11 @@ func (s *Store) RegisterDevice(ctx context.Context, d *Device) error {
 		if _, err := tx.Exec("DELETE FROM devices WHERE push_token = ? AND user_id != ?", d.PushToken, d.UserID); err != nil {
 			return err
 		}
-		_, err = tx.Exec(`INSERT INTO devices (id, user_id, platform, name, push_token, active, created_at, updated_at)
-			VALUES (?, ?, ?, ?, ?, 1, ?, ?)
-			ON CONFLICT (id) DO UPDATE SET platform = excluded.platform, name = excluded.name, active = 1, updated_at = excluded.updated_at`,
-			d.ID, d.UserID, d.Platform, d.Name, d.PushToken, ms(d.CreatedAt), ms(d.UpdatedAt))
+		_, err = tx.Exec(`INSERT INTO devices (id, user_id, platform, name, push_token, active, created_at, updated_at, session_id)
+			VALUES (?, ?, ?, ?, ?, 1, ?, ?, ?)
+			ON CONFLICT (id) DO UPDATE SET platform = excluded.platform, name = excluded.name, active = 1,
+				updated_at = excluded.updated_at, session_id = excluded.session_id`,
+			d.ID, d.UserID, d.Platform, d.Name, d.PushToken, ms(d.CreatedAt), ms(d.UpdatedAt), nullString(d.SessionID))
 		return err
 	})
 	if err != nil {
@@ -140,4 +146,12 @@ func (s *Store) ListDevices(ctx context.Context, userID string) ([]Device, error
 // DeleteDevice removes a user's device.
 func (s *Store) DeleteDevice(ctx context.Context, userID, id string) error {
 	return s.updateOne(ctx, "delete device", "DELETE FROM devices WHERE id = ? AND user_id = ?", id, userID)
+}
+
+// nullString stores "" as NULL, for optional references.
+func nullString(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
 }

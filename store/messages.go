@@ -208,6 +208,9 @@ func (s *Store) RespondWithOutcome(ctx context.Context, id string, result, outco
 		if err := s.insertEvent(tx, EventUpdated, id); err != nil {
 			return err
 		}
+		if err := s.queueUpdatePush(tx, id); err != nil {
+			return err
+		}
 		if callback == nil {
 			return nil
 		}

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"fmt"
@@ -10,6 +11,16 @@ import (
 // TopicPush is woken when push jobs are committed.
 const TopicPush = "push"
 
+// Kinds of push job.
+const (
+	// PushMessage notifies a message's recipients of it.
+	PushMessage = "message"
+	// PushUpdate tells the recipients' browsers that the message was
+	// answered or its approval resolved, so that its notification is
+	// replaced and its buttons go.
+	PushUpdate = "update"
+)
+
 // PushJob is a claimed push: a fan-out to every recipient device of the
 // message (DeviceID empty), or a retry to one device.
 type PushJob struct {
@@ -17,6 +28,7 @@ type PushJob struct {
 	MessageID string
 	DeviceID  string
 	Attempts  int
+	Kind      string // PushMessage or PushUpdate
 }
 
 // PushRetry is a device to try again at At.
@@ -40,7 +52,7 @@ func (s *Store) ClaimPushJobs(ctx context.Context, n int, lease time.Duration) (
 		rows, err := tx.Query(`UPDATE push_jobs SET lease_until = ?
 			WHERE id IN (SELECT id FROM push_jobs WHERE next_attempt_at <= ? AND (lease_until IS NULL OR lease_until <= ?)
 				ORDER BY next_attempt_at LIMIT ?)
-			RETURNING id, message_id, COALESCE(device_id, ''), attempts`, ms(now.Add(lease)), ms(now), ms(now), n)
+			RETURNING id, message_id, COALESCE(device_id, ''), attempts, kind`, ms(now.Add(lease)), ms(now), ms(now), n)
 		if err != nil {
 			return err
 		}
@@ -48,7 +60,7 @@ func (s *Store) ClaimPushJobs(ctx context.Context, n int, lease time.Duration) (
 		out = out[:0]
 		for rows.Next() {
 			var j PushJob
-			if err := rows.Scan(&j.ID, &j.MessageID, &j.DeviceID, &j.Attempts); err != nil {
+			if err := rows.Scan(&j.ID, &j.MessageID, &j.DeviceID, &j.Attempts, &j.Kind); err != nil {
 				return err
 			}
 			out = append(out, j)
@@ -77,11 +89,14 @@ func (s *Store) NextPushAt(ctx context.Context) (time.Time, bool, error) {
 // PushTargets returns the active devices that should get message id: the
 // channel owner's and, on an approval message, every approver's. With
 // deviceID set, only that device (if still active and still a recipient).
-func (s *Store) PushTargets(ctx context.Context, id, deviceID string) ([]Device, error) {
-	rows, err := s.read.QueryContext(ctx, `SELECT `+deviceCols+` FROM devices WHERE active = 1 AND (?2 = '' OR id = ?2) AND user_id IN (
+// An update goes to web devices only: phones' apps follow the message
+// themselves.
+func (s *Store) PushTargets(ctx context.Context, id, deviceID, kind string) ([]Device, error) {
+	rows, err := s.read.QueryContext(ctx, `SELECT `+deviceCols+` FROM devices WHERE active = 1 AND (?2 = '' OR id = ?2)
+		AND (?3 != 'update' OR platform = 'web') AND user_id IN (
 			SELECT c.user_id FROM messages m JOIN channels c ON c.id = m.channel_id WHERE m.id = ?1
 			UNION SELECT j.value FROM messages m, json_each(m.approval, '$.approvers') j WHERE m.id = ?1)
-		ORDER BY created_at, id`, id, deviceID)
+		ORDER BY created_at, id`, id, deviceID, kind)
 	if err != nil {
 		return nil, fmt.Errorf("store: push targets %s: %w", id, err)
 	}
@@ -104,9 +119,9 @@ func (s *Store) FinishPushJob(ctx context.Context, job PushJob, retries []PushRe
 			return err
 		}
 		for _, r := range retries {
-			if _, err := tx.Exec(`INSERT INTO push_jobs (message_id, device_id, attempts, next_attempt_at)
-				SELECT ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM messages WHERE id = ?)`,
-				job.MessageID, r.DeviceID, r.Attempts, ms(r.At), job.MessageID); err != nil {
+			if _, err := tx.Exec(`INSERT INTO push_jobs (message_id, device_id, attempts, next_attempt_at, kind)
+				SELECT ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM messages WHERE id = ?)`,
+				job.MessageID, r.DeviceID, r.Attempts, ms(r.At), cmp.Or(job.Kind, PushMessage), job.MessageID); err != nil {
 				return err
 			}
 		}
@@ -125,4 +140,23 @@ func (s *Store) FinishPushJob(ctx context.Context, job PushJob, retries []PushRe
 // it gets no more pushes until the app registers a new token.
 func (s *Store) DeactivateDevice(ctx context.Context, id string) error {
 	return s.updateOne(ctx, "deactivate device", "UPDATE devices SET active = 0, updated_at = ? WHERE id = ?", ms(s.now()), id)
+}
+
+// queueUpdatePush queues, inside tx, the push that replaces message id's
+// notification on its recipients' browsers after it was answered or its
+// approval resolved: only when it was pushed (not muted) and a recipient
+// has an active web device, so most answers cost one indexed look.
+func (s *Store) queueUpdatePush(tx *writeTx, id string) error {
+	res, err := tx.Exec(`INSERT INTO push_jobs (message_id, kind, next_attempt_at)
+		SELECT m.id, 'update', ?2 FROM messages m WHERE m.id = ?1 AND m.muted = 0 AND EXISTS (
+			SELECT 1 FROM devices d WHERE d.active = 1 AND d.platform = 'web' AND d.user_id IN (
+				SELECT c.user_id FROM channels c WHERE c.id = m.channel_id
+				UNION SELECT j.value FROM json_each(m.approval, '$.approvers') j))`, id, ms(s.now()))
+	if err != nil {
+		return fmt.Errorf("queue update push: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n > 0 {
+		s.wake.mark(TopicPush)
+	}
+	return nil
 }

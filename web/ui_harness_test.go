@@ -50,6 +50,7 @@ const (
 type env struct {
 	t    *testing.T
 	st   *store.Store
+	srv  *httptest.Server
 	base string
 	http *http.Client
 }
@@ -94,7 +95,7 @@ func newEnv(t *testing.T, configure ...func(*config.Config)) *env {
 	if srv.URL != cfg.BaseURL {
 		t.Fatalf("test server at %s, base_url %s", srv.URL, cfg.BaseURL)
 	}
-	return &env{t: t, st: st, base: srv.URL, http: &http.Client{Timeout: 10 * time.Second}}
+	return &env{t: t, st: st, srv: srv, base: srv.URL, http: &http.Client{Timeout: 10 * time.Second}}
 }
 
 // addUser creates a user with a local password.

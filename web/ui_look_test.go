@@ -14,7 +14,6 @@ import (
 	"testing"
 
 	"github.com/chromedp/cdproto/emulation"
-	"github.com/chromedp/cdproto/fetch"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 )
@@ -288,42 +287,17 @@ func TestUIReorder(t *testing.T) {
 	mustErrorEmpty(b)
 }
 
-// TestUINotificationsModule: the page calls notify.js, when the server
-// serves one, at its three mount points: the control on the account page,
-// the hint after sign-in, and "this browser" in the devices list. (A stand-in
-// module is served through the DevTools protocol; without one, the page
-// works as before: the other tests.)
+// TestUINotificationsModule: the page mounts the browser-notifications
+// module (notify.js) at its places outside the devices view, which the
+// installable-app tests (pwa_test.go) cover with "this browser": the hint
+// after sign-in and the control on the account page.
 func TestUINotificationsModule(t *testing.T) {
-	e, b, _ := setup(t)
-	tok := e.token(adaEmail, adaPassword)
-	status, dev := e.api(http.MethodPost, "/v1/devices", tok, map[string]string{"platform": "web", "push_token": `{"endpoint":"https://push.example.com/x","keys":{"p256dh":"BNcRdreALRFXTkOOUHK1EtK2wtaz5Ry4YfYCA_0QTpQtUbVlUls0VJXg7A8u-Ts1XbjhazAkj7I99e8QcYP7DkM","auth":"tBHItJI5svbpez7KI4CCXg"}}`, "name": "Firefox"})
-	if status != 201 {
-		t.Skipf("registering a web device: %d %v", status, dev)
-	}
-	devID, _ := dev["id"].(string)
-	module := `export function mountNotifications(root) { root.replaceChildren(Object.assign(document.createElement("p"), {className: "stand-in-control", textContent: "stand-in control"})); }
-export function mountNotificationsHint(root) { root.replaceChildren(Object.assign(document.createElement("p"), {className: "stand-in-hint", textContent: "stand-in hint"})); }
-export function thisBrowserDeviceId() { return Promise.resolve(` + js(devID) + `); }`
-	ctx, cancel := context.WithTimeout(b.ctx, waitTimeout)
-	defer cancel()
-	go func() {
-		for ev, err := range chromedp.Events(b.ctx, fetch.RequestPaused) {
-			if err != nil {
-				return
-			}
-			_, _ = chromedp.Call(b.ctx, fetch.FulfillRequest, fetch.FulfillRequestParams{RequestID: ev.RequestID, ResponseCode: 200,
-				ResponseHeaders: []*fetch.HeaderEntry{{Name: "Content-Type", Value: "text/javascript"}}, Body: []byte(module)})
-		}
-	}()
-	if _, err := chromedp.Call(ctx, fetch.Enable, fetch.EnableParams{Patterns: []*fetch.RequestPattern{{URLPattern: "*/notify.js"}}}); err != nil {
-		t.Fatalf("intercept notify.js: %v", err)
-	}
+	_, b, _ := setup(t)
 	b.signIn(adaEmail, adaPassword)
-	b.waitFor("the hint", `!!document.querySelector("#notifications-hint-root .stand-in-hint")`)
+	b.waitFor("the hint", `!!document.querySelector("#notifications-hint-root .notify-hint")`)
 	b.openView("account")
-	b.waitFor("the control", `!!document.querySelector("#notifications-root .stand-in-control")`)
-	b.openView("devices")
-	if got := b.text(`#devices tr[data-device-id="` + devID + `"] .this-browser`); got != "this browser" {
-		t.Errorf("the device this browser registered is marked %q", got)
+	b.waitFor("the control", `["off", "on", "blocked", "unsupported"].includes(document.querySelector("#notifications-root").dataset.state)`)
+	if got := b.text("#notifications-root h2"); got != "Notifications in this browser" {
+		t.Errorf("the account page's control is titled %q", got)
 	}
 }

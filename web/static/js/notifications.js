@@ -1,6 +1,7 @@
 // The one place that reaches the browser-notifications module (notify.js,
-// served beside index.html when this server offers Web Push in the
-// browser). Its absence is normal: every call then does nothing.
+// served beside index.html). It is imported when first needed, and a
+// browser that cannot load it (or a page without it) gets a page whose
+// every call here does nothing, instead of no page at all.
 let loaded = null;
 
 function notify() {

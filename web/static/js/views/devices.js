@@ -2,7 +2,7 @@
 // browser registered is marked.
 import { $, el, button, timeEl, confirmed } from '../dom.js';
 import { enc } from '../api.js';
-import { thisBrowserDeviceId } from '../notifications.js';
+import { mountNotifications, thisBrowserDeviceId } from '../notifications.js';
 
 export class DevicesView {
   constructor(ctx) {
@@ -13,6 +13,10 @@ export class DevicesView {
   }
 
   async load(seq) {
+    if (!this.mounted) {
+      this.mounted = true;
+      mountNotifications($('notifications-control'));
+    }
     const [data, mine] = await Promise.all([this.ctx.api('GET', '/v1/devices'), thisBrowserDeviceId()]);
     if (this.ctx.router.stale(seq)) return;
     const devices = data.devices || [];
