@@ -172,8 +172,20 @@ func chromiumPath(t *testing.T) string {
 	if os.Getenv("CI") == "true" {
 		t.Fatal("no chromium, chromium-browser or google-chrome on PATH; CI must install chromium (.ci/run)")
 	}
-	t.Skip("browser tests skipped: no chromium, chromium-browser or google-chrome on PATH (apt-get install chromium)")
+	const why = "no chromium, chromium-browser or google-chrome on PATH (apt-get install chromium)"
+	browserSkips.Add(why)
+	t.Skip("browser tests skipped: " + why)
 	return ""
+}
+
+// browserSkips counts the browser tests skipped for want of a browser, so
+// that TestMain says so in a normal go test run, where t.Skip is silent.
+var browserSkips testkit.Skips
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	browserSkips.Announce("github.com/heraldhq/herald/web")
+	os.Exit(code)
 }
 
 // browser is one tab (in its own cookie jar when made by isolatedTab).

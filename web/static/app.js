@@ -452,6 +452,7 @@
     $('providers').replaceChildren(...links);
     $('providers').hidden = links.length === 0;
     $('signin-none').hidden = local || links.length > 0;
+    $('signin-setup').hidden = !(providers && providers.setup_needed === true);
   }
 
   function onSignin(ev) {
