@@ -136,8 +136,16 @@ func TestCLISendWait(t *testing.T) {
 		}
 	}
 
+	// An approval window that closes without a vote: 1, and "expired".
+	p.must(t, 200, "PATCH", "/v1/channels/"+appr["id"].(string), map[string]any{"approval": map[string]any{
+		"required_count": 1, "approvers": []string{me["id"].(string)}, "window_seconds": 1}}, token)
+	out, errOut, code := execHerald(t, p.env, "", "send", appr["webhook_url"].(string), "--title", "Anyone?", "--wait", "--timeout", "20s")
+	if code != 1 || decodeLine(t, out)["status"] != "expired" || !strings.Contains(errOut, "expired") {
+		t.Errorf("expired approval: exit %d, stdout %q, stderr %q; want 1 and status expired", code, out, errOut)
+	}
+
 	// No answer within --timeout: 2.
-	_, errOut, code := execHerald(t, p.env, "", append([]string{"send", url, "--title", "Nobody?", "--wait", "--timeout", "1s"}, buttons...)...)
+	_, errOut, code = execHerald(t, p.env, "", append([]string{"send", url, "--title", "Nobody?", "--wait", "--timeout", "1s"}, buttons...)...)
 	if code != 2 || !strings.Contains(errOut, "no answer within 1s") {
 		t.Errorf("timeout: exit %d, stderr %q; want 2", code, errOut)
 	}
@@ -147,7 +155,7 @@ func TestCLISendWait(t *testing.T) {
 	if code != 2 || !strings.Contains(errOut, "callback_url") {
 		t.Errorf("refused send with --wait: exit %d, stderr %q; want 2 and the server's reason", code, errOut)
 	}
-	out, _, code := execHerald(t, p.env, "", args...)
+	out, _, code = execHerald(t, p.env, "", args...)
 	if code != 1 || !strings.Contains(out, "invalid_payload") {
 		t.Errorf("refused send: exit %d, stdout %q; want 1 and the server's answer", code, out)
 	}
