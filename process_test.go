@@ -33,6 +33,7 @@ var (
 
 func TestMain(m *testing.M) {
 	code := m.Run()
+	testkit.AnnounceSkips("github.com/heraldhq/herald")
 	if heraldBinDir != "" {
 		os.RemoveAll(heraldBinDir)
 	}

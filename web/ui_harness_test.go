@@ -172,19 +172,15 @@ func chromiumPath(t *testing.T) string {
 	if os.Getenv("CI") == "true" {
 		t.Fatal("no chromium, chromium-browser or google-chrome on PATH; CI must install chromium (.ci/run)")
 	}
-	const why = "no chromium, chromium-browser or google-chrome on PATH (apt-get install chromium)"
-	browserSkips.Add(why)
-	t.Skip("browser tests skipped: " + why)
+	testkit.Skip(t, "no chromium, chromium-browser or google-chrome on PATH (apt-get install chromium), so the admin UI is not tested in a browser")
 	return ""
 }
 
-// browserSkips counts the browser tests skipped for want of a browser, so
-// that TestMain says so in a normal go test run, where t.Skip is silent.
-var browserSkips testkit.Skips
-
+// TestMain says, in a normal go test run where t.Skip is silent, that the
+// browser tests were skipped.
 func TestMain(m *testing.M) {
 	code := m.Run()
-	browserSkips.Announce("github.com/heraldhq/herald/web")
+	testkit.AnnounceSkips("github.com/heraldhq/herald/web")
 	os.Exit(code)
 }
 

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"testing"
 )
 
 // Announce writes one line where the person running the tests sees it,
@@ -45,28 +46,40 @@ func goCommandStderr() *os.File {
 	return f
 }
 
-// Skips counts tests skipped for one reason, to announce them once at the
-// end of the run (see Announce) instead of once per test.
-type Skips struct {
-	mu     sync.Mutex
-	n      int
-	reason string
+// skipped counts the tests skipped through Skip, by reason.
+var skipped = struct {
+	sync.Mutex
+	reasons map[string]int
+	order   []string
+}{reasons: map[string]int{}}
+
+// Skip skips t for a reason that AnnounceSkips will repeat where it is seen:
+// a test that needs a program this machine lacks (a browser, a proxy, a
+// database server) says so in a normal go test run, not only with -v.
+func Skip(t testing.TB, reason string) {
+	t.Helper()
+	skipped.Lock()
+	if skipped.reasons[reason] == 0 {
+		skipped.order = append(skipped.order, reason)
+	}
+	skipped.reasons[reason]++
+	skipped.Unlock()
+	t.Skip("SKIP: " + reason)
 }
 
-// Add records one skipped test and why it was skipped.
-func (s *Skips) Add(reason string) {
-	s.mu.Lock()
-	s.n++
-	s.reason = reason
-	s.mu.Unlock()
-}
-
-// Announce announces the skipped tests, if any, as one line naming the
-// package: "herald/web: 12 tests SKIPPED: <reason>".
-func (s *Skips) Announce(pkg string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.n > 0 {
-		Announce("%s: %d tests SKIPPED: %s", pkg, s.n, s.reason)
+// AnnounceSkips announces, as one line naming the package, the tests
+// skipped through Skip, if any: "herald/web: 12 tests SKIPPED: no chromium
+// ...". Call it from TestMain after m.Run.
+func AnnounceSkips(pkg string) {
+	skipped.Lock()
+	defer skipped.Unlock()
+	n := 0
+	var why []string
+	for _, r := range skipped.order {
+		n += skipped.reasons[r]
+		why = append(why, fmt.Sprintf("%s (%d)", r, skipped.reasons[r]))
+	}
+	if n > 0 {
+		Announce("%s: %d tests SKIPPED: %s", pkg, n, strings.Join(why, "; "))
 	}
 }
