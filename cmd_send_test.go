@@ -168,3 +168,46 @@ func TestCLISendWait(t *testing.T) {
 		t.Errorf("--field without --form: exit %d, stderr %q", code, errOut)
 	}
 }
+
+// TestCLIPlanChoice: the 6th herald send in a minute goes through for a
+// user the operator added (Pro unless --plan), and is refused with 429 on
+// the Free plan, whose limits still hold.
+func TestCLIPlanChoice(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	t.Parallel()
+	p := startHerald(t, 30*time.Second, filepath.Join(t.TempDir(), "data"))
+	for _, c := range []struct {
+		email string
+		args  []string
+		plan  string
+		sixth int // exit status of the 6th send
+	}{
+		{"op@example.com", nil, "pro", 0},
+		{"guest@example.com", []string{"--plan", "free"}, "free", 1},
+	} {
+		out := runHerald(t, p.env, "pw\n", append([]string{"user", "add", c.email, "--password-stdin"}, c.args...)...)
+		if !strings.Contains(out, "plan "+c.plan+":") {
+			t.Errorf("user add %s printed %q, want plan %s and its limits", c.email, out, c.plan)
+		}
+		token := signIn(t, p, c.email, "pw")
+		url := p.must(t, 201, "POST", "/v1/channels", map[string]string{"name": "cron"}, token)["webhook_url"].(string)
+		for i := 1; i <= 6; i++ {
+			out, _, code := execHerald(t, p.env, "", "send", url, "--title", "tick")
+			want := 0
+			if i == 6 {
+				want = c.sixth
+			}
+			if code != want {
+				t.Fatalf("%s (%s): send %d exited %d, want %d: %s", c.email, c.plan, i, code, want, out)
+			}
+			if i == 6 && want != 0 && !strings.Contains(out, "rate_limited") {
+				t.Errorf("%s: the 6th send printed %q, want rate_limited", c.email, out)
+			}
+		}
+	}
+	if !strings.Contains(p.log.String(), "sign-ups get default_plan") || !strings.Contains(p.log.String(), "herald user add gives") {
+		t.Errorf("serve did not log the plans it gives:\n%s", p.log)
+	}
+}
