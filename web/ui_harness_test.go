@@ -31,6 +31,7 @@ import (
 
 	"github.com/heraldhq/herald/auth"
 	"github.com/heraldhq/herald/config"
+	"github.com/heraldhq/herald/docs"
 	"github.com/heraldhq/herald/internal/testkit"
 	"github.com/heraldhq/herald/schedule"
 	"github.com/heraldhq/herald/server"
@@ -176,10 +177,18 @@ func chromiumPath(t *testing.T) string {
 	return ""
 }
 
-// TestMain says, in a normal go test run where t.Skip is silent, that the
-// browser tests were skipped.
+// TestMain checks every API call the tests make against the OpenAPI
+// description, and says, in a normal go test run where t.Skip is silent,
+// that the browser tests were skipped.
 func TestMain(m *testing.M) {
+	contract, err := testkit.LoadContract(docs.OpenAPI)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	stop := testkit.CheckCalls(contract)
 	code := m.Run()
+	stop()
 	testkit.AnnounceSkips("github.com/heraldhq/herald/web")
 	os.Exit(code)
 }
