@@ -6,9 +6,19 @@
 #     -e HERALD_BASE_URL=https://herald.example.com herald
 # A config file can be mounted as /data/herald.toml (read from the working
 # directory) or anywhere with: ... herald serve --config /etc/herald/herald.toml
+#
+# Multi-arch (the build stage runs on the builder's own platform and
+# cross-compiles, so no emulation is needed):
+#   docker buildx build --platform linux/amd64,linux/arm64,linux/arm/v7 \
+#     --build-arg VERSION=v1.0.0 --build-arg COMMIT=$(git rev-parse HEAD) -t herald .
 
 # ---- build: a static binary (pure-Go SQLite, no cgo) ----
-FROM golang:1.26 AS build
+FROM --platform=$BUILDPLATFORM golang:1.26 AS build
+ARG TARGETOS=linux
+ARG TARGETARCH=amd64
+ARG TARGETVARIANT=
+ARG VERSION=dev
+ARG COMMIT=
 WORKDIR /src
 # Dependencies first, so source edits do not refetch them.
 COPY go.mod go.sum ./
@@ -16,7 +26,9 @@ RUN --mount=type=cache,target=/go/pkg/mod go mod download
 COPY . .
 RUN --mount=type=cache,target=/go/pkg/mod \
     --mount=type=cache,target=/root/.cache/go-build \
-    CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o /herald .
+    CGO_ENABLED=0 GOOS=$TARGETOS GOARCH=$TARGETARCH GOARM=${TARGETVARIANT#v} \
+    go build -trimpath -ldflags "-s -w -X main.version=$VERSION -X main.commit=$COMMIT" -o /herald . \
+    && go run ./scripts/elfstatic -arch $TARGETARCH /herald
 
 # ---- runtime ----
 # alpine rather than distroless: the HEALTHCHECK needs wget, and the CLI has

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"os"
@@ -10,7 +9,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/heraldhq/herald/auth"
 	"github.com/heraldhq/herald/config"
 	"github.com/heraldhq/herald/service"
 	"github.com/heraldhq/herald/store"
@@ -31,7 +29,17 @@ func (a *app) userCmd() *cobra.Command {
 	add := &cobra.Command{
 		Use:   "add EMAIL",
 		Short: "Create a user",
-		Args:  cobra.ExactArgs(1),
+		Long: `Creates a user. With --password-stdin the first line of standard input is
+the user's password for local sign-in; without it the user can sign in only
+through an OIDC provider until you set one with "herald user passwd EMAIL".
+
+Without --plan the user gets the pro plan: an account the operator makes by
+hand is trusted, and the free plan's 5 sends a minute per channel would
+throttle a homelab's own scripts. Users who sign up through a provider get
+default_plan.`,
+		Example: `  echo 'correct horse battery' | herald user add me@example.com --name Me --password-stdin
+  herald user add friend@example.com --plan free`,
+		Args: needArgs("EMAIL"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			email := strings.TrimSpace(args[0])
@@ -43,7 +51,7 @@ func (a *app) userCmd() *cobra.Command {
 				return err
 			}
 			if plan == "" {
-				plan = cfg.DefaultPlan
+				plan = addUserPlan
 			}
 			if err := validPlan(plan); err != nil {
 				return err
@@ -55,12 +63,7 @@ func (a *app) userCmd() *cobra.Command {
 			defer st.Close()
 			u := &store.User{Email: email, Name: name, Plan: plan, IsAdmin: admin}
 			if passwordStdin {
-				line, err := bufio.NewReader(a.stdin).ReadString('\n')
-				password := strings.TrimRight(line, "\r\n")
-				if password == "" {
-					return fmt.Errorf("no password on standard input: %v", err)
-				}
-				if u.PasswordHash, err = auth.HashPassword(ctx, password); err != nil {
+				if u.PasswordHash, err = a.readPasswordHash(ctx); err != nil {
 					return err
 				}
 			}
@@ -69,19 +72,43 @@ func (a *app) userCmd() *cobra.Command {
 			} else if err != nil {
 				return err
 			}
-			fmt.Fprintf(a.stdout, "created user %s (%s, plan %s)\n", u.ID, u.Email, u.Plan)
+			fmt.Fprintf(a.stdout, "created user %s (%s, plan %s)\n", u.ID, u.Email, planSummary(cfg, u.Plan))
+			if !passwordStdin {
+				fmt.Fprintf(a.stderr, "warning: %s has no password and cannot sign in with one; set it with: herald user passwd %s (reads it from standard input)\n", u.Email, u.Email)
+			}
 			return nil
 		},
 	}
 	add.Flags().StringVar(&name, "name", "", "display name")
 	add.Flags().BoolVar(&admin, "admin", false, "make the user an administrator")
 	add.Flags().BoolVar(&passwordStdin, "password-stdin", false, "read a password for local sign-in from standard input")
-	add.Flags().StringVar(&plan, "plan", "", "plan: free or pro (default: default_plan from the config)")
+	add.Flags().StringVar(&plan, "plan", "", "plan: free or pro (default pro; sign-ups through a provider get default_plan)")
+
+	passwd := &cobra.Command{
+		Use:   "passwd EMAIL",
+		Short: "Set a user's password from the first line of standard input; ends their sessions",
+		Example: `  echo 'new passphrase' | herald user passwd me@example.com
+  herald user passwd me@example.com < password.txt`,
+		Args: needArgs("EMAIL"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.withUser(cmd, args[0], func(st *store.Store, u *store.User) error {
+				hash, err := a.readPasswordHash(cmd.Context())
+				if err != nil {
+					return err
+				}
+				if err := st.SetUserPassword(cmd.Context(), u.ID, hash, ""); err != nil {
+					return err
+				}
+				fmt.Fprintf(a.stdout, "password of %s set; their sessions are ended (API keys stay)\n", u.Email)
+				return nil
+			})
+		},
+	}
 
 	list := &cobra.Command{
 		Use:   "list",
 		Short: "List users",
-		Args:  cobra.NoArgs,
+		Args:  needArgs(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			_, st, err := a.openStore(cmd.Context())
 			if err != nil {
@@ -104,7 +131,7 @@ func (a *app) userCmd() *cobra.Command {
 	setPlan := &cobra.Command{
 		Use:   "set-plan EMAIL PLAN",
 		Short: "Change a user's plan (takes effect on their next request)",
-		Args:  cobra.ExactArgs(2),
+		Args:  needArgs("EMAIL", "PLAN"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := validPlan(args[1]); err != nil {
 				return err
@@ -122,7 +149,7 @@ func (a *app) userCmd() *cobra.Command {
 	del := &cobra.Command{
 		Use:   "delete EMAIL",
 		Short: "Delete a user and everything they own",
-		Args:  cobra.ExactArgs(1),
+		Args:  needArgs("EMAIL"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.withUser(cmd, args[0], func(st *store.Store, u *store.User) error {
 				if err := st.DeleteUser(cmd.Context(), u.ID); err != nil {
@@ -133,7 +160,7 @@ func (a *app) userCmd() *cobra.Command {
 			})
 		},
 	}
-	cmd.AddCommand(add, list, setPlan, del)
+	cmd.AddCommand(add, passwd, list, setPlan, del)
 	return cmd
 }
 
@@ -160,10 +187,10 @@ func (a *app) keyCmd() *cobra.Command {
 	create := &cobra.Command{
 		Use:   "create EMAIL --name NAME",
 		Short: "Print a new API key for a user (shown once)",
-		Args:  cobra.ExactArgs(1),
+		Args:  needArgs("EMAIL"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if strings.TrimSpace(name) == "" {
-				return fmt.Errorf("--name is required")
+				return fmt.Errorf("missing --name: a label for the key (usage: %s)", cmd.UseLine())
 			}
 			return a.withUser(cmd, args[0], func(st *store.Store, u *store.User) error {
 				_, key, err := service.New(st, service.Options{}).CreateAPIKey(cmd.Context(), u.ID, name)
@@ -176,7 +203,7 @@ func (a *app) keyCmd() *cobra.Command {
 		},
 	}
 	create.Flags().StringVar(&name, "name", "", "a label for the key")
-	cmd.AddCommand(create)
+	cmd.AddCommand(create, a.keyListCmd(), a.keyRevokeCmd())
 	return cmd
 }
 
@@ -189,7 +216,7 @@ system, and turns on incremental reclaiming for a database made by an older
 Herald (newer ones reclaim space after each sweep by themselves). It holds
 the database while it runs, about a few seconds per gigabyte: stop the
 server first, or its writes wait.`,
-		Args: cobra.NoArgs,
+		Args: needArgs(),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, st, err := a.openStore(cmd.Context())
 			if err != nil {
@@ -219,7 +246,7 @@ func (a *app) backupCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "backup FILE",
 		Short: "Write a consistent copy of the database, also while the server runs",
-		Args:  cobra.ExactArgs(1),
+		Args:  needArgs("FILE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			_, st, err := a.openStore(cmd.Context())
 			if err != nil {

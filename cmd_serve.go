@@ -30,15 +30,38 @@ import (
 )
 
 func (a *app) serveCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "serve",
+	var listen string
+	cmd := &cobra.Command{
+		Use:   "serve [--listen ADDR]",
 		Short: "Run the Herald server",
-		Args:  cobra.NoArgs,
+		Example: `  herald serve
+  herald serve --listen 127.0.0.1:9000
+  herald serve --config /etc/herald/herald.toml`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if listen != "" {
+				if _, _, err := net.SplitHostPort(listen); err != nil {
+					return fmt.Errorf("--listen must be host:port (e.g. 127.0.0.1:8080 or :8080), got %q", listen)
+				}
+				a.getenv = withEnv(a.getenv, "HERALD_LISTEN", listen)
+			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
 			return a.serve(ctx)
 		},
+	}
+	cmd.Flags().StringVar(&listen, "listen", "", "address to listen on, host:port (overrides listen and HERALD_LISTEN; base_url follows it unless set)")
+	return cmd
+}
+
+// withEnv returns getenv with one variable set to value, so that a flag
+// goes through the same loading as the environment and base_url follows it.
+func withEnv(getenv func(string) string, name, value string) func(string) string {
+	return func(k string) string {
+		if k == name {
+			return value
+		}
+		return getenv(k)
 	}
 }
 
@@ -121,6 +144,7 @@ func (a *app) serve(ctx context.Context) error {
 	log.Info("herald listening", "addr", ln.Addr().String(), "https", cfg.TLS.Enabled(), "base_url", cfg.BaseURL,
 		"db", cfg.DBPath(), "version", version)
 	warnPlainHTTP(log, cfg, ln.Addr())
+	a.logSetup(ctx, log, cfg, st)
 
 	workers, stopWorkers := context.WithCancel(context.Background())
 	defer stopWorkers()

@@ -68,6 +68,8 @@ func durStart(t *testing.T, dataDir string) *heraldProc {
 	return startHerald(t, 20*time.Second, dataDir,
 		"HERALD_PLANS_FREE_SEND_PER_MINUTE=100000000",
 		"HERALD_PLANS_FREE_API_PER_MINUTE=100000000",
+		"HERALD_PLANS_PRO_SEND_PER_MINUTE=100000000", // herald user add makes pro users
+		"HERALD_PLANS_PRO_API_PER_MINUTE=100000000",
 		"HERALD_LOG_LEVEL=warn",
 	)
 }

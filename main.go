@@ -26,10 +26,12 @@ var (
 )
 
 func main() {
-	if err := newRoot(os.Stdin, os.Stdout, os.Stderr, os.Getenv).Execute(); err != nil {
+	err := newRoot(os.Stdin, os.Stdout, os.Stderr, os.Getenv).Execute()
+	code, printIt := exitCode(err)
+	if printIt {
 		fmt.Fprintln(os.Stderr, "herald:", err)
-		os.Exit(1)
 	}
+	os.Exit(code)
 }
 
 // app is what every command shares: where it reads and writes, and how it
@@ -104,22 +106,14 @@ func (a *app) versionCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
 		Short: "Print version, commit and Go version",
-		Args:  cobra.NoArgs,
+		Args:  needArgs(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c := commit
+			info, _ := debug.ReadBuildInfo()
+			c := buildCommit(commit, info)
 			if c == "" {
-				if info, ok := debug.ReadBuildInfo(); ok {
-					for _, s := range info.Settings {
-						if s.Key == "vcs.revision" {
-							c = s.Value
-						}
-					}
-				}
+				c = "unknown: built without VCS information (go run, -buildvcs=false, or outside a git checkout)"
 			}
-			if c == "" {
-				c = "unknown"
-			}
-			fmt.Fprintf(a.stdout, "herald %s (commit %s, %s, %s/%s)\n", version, c, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+			fmt.Fprintf(a.stdout, "herald %s (commit %s, %s, %s/%s)\n", buildVersion(version, info), c, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 			return nil
 		},
 	}

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/heraldhq/herald/docs"
 	"github.com/heraldhq/herald/internal/testkit"
 )
 
@@ -31,8 +32,19 @@ var (
 	heraldNoGo      error // set instead of heraldBuildErr if there is no go command
 )
 
+// TestMain checks every request the tests send through testkit, to the
+// real binary or through a reverse proxy in front of it, against the
+// OpenAPI description, and announces the tests skipped for want of a tool.
 func TestMain(m *testing.M) {
+	contract, err := testkit.LoadContract(docs.OpenAPI)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	stop := testkit.CheckCalls(contract)
 	code := m.Run()
+	stop()
+	testkit.AnnounceSkips("github.com/heraldhq/herald")
 	if heraldBinDir != "" {
 		os.RemoveAll(heraldBinDir)
 	}

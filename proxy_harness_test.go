@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/heraldhq/herald/internal/testkit"
 	"github.com/heraldhq/herald/internal/tlstest"
 )
 
@@ -33,7 +34,7 @@ func proxyBin(t *testing.T, pkg string, paths ...string) string {
 	if os.Getenv("CI") == "true" {
 		t.Fatalf("%s is needed under CI=true (apt-get install %s)", pkg, pkg)
 	}
-	t.Skipf("SKIP: no %s (apt-get install %s), so Herald behind it is not tested", pkg, pkg)
+	testkit.Skip(t, fmt.Sprintf("no %s (apt-get install %s), so Herald behind it is not tested", pkg, pkg))
 	return ""
 }
 

@@ -82,7 +82,7 @@ for i in $(seq 100); do
 	sleep 0.1
 done
 
-herald user add load@example.com --name "Load test" >/dev/null
+herald user add load@example.com --name "Load test" --plan free >/dev/null  # the plan [plans.free] above opens up
 key=$(herald key create load@example.com --name load)
 channel=$(curl -sf -X POST "$base/v1/channels" \
 	-H "Authorization: Bearer $key" -H "Content-Type: application/json" \

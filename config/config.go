@@ -35,7 +35,7 @@ func (d Duration) MarshalText() ([]byte, error) {
 // Config is the whole configuration of a Herald server.
 type Config struct {
 	Listen      string `toml:"listen"`       // address the HTTP server binds
-	BaseURL     string `toml:"base_url"`     // public URL, used for webhook_url values and OIDC redirects
+	BaseURL     string `toml:"base_url"`     // public URL, used for webhook_url values and OIDC redirects; default from Listen
 	DataDir     string `toml:"data_dir"`     // directory holding herald.db
 	DefaultPlan string `toml:"default_plan"` // plan of new users: "free" or "pro"
 	LogFormat   string `toml:"log_format"`   // "text" or "json"
@@ -228,10 +228,18 @@ type Retention struct {
 }
 
 // Default returns the built-in configuration, used when no file is given.
+// Its BaseURL is the one that follows from its Listen.
 func Default() Config {
+	c := defaults()
+	c.BaseURL = BaseURLFor(c.Listen, c.TLS)
+	return c
+}
+
+// defaults is Default without a BaseURL: Load fills it from the final
+// Listen when neither the file nor the environment set it.
+func defaults() Config {
 	return Config{
 		Listen:      "127.0.0.1:8080",
-		BaseURL:     "http://127.0.0.1:8080",
 		DataDir:     "./data",
 		DefaultPlan: PlanFree,
 		LogFormat:   "text",
@@ -278,7 +286,7 @@ func (c Config) DBPath() string {
 // then applies HERALD_* environment overrides read through getenv, then
 // validates. A nil getenv reads no environment.
 func Load(path string, getenv func(string) string) (Config, error) {
-	cfg := Default()
+	cfg := defaults()
 	var data string
 	var md toml.MetaData
 	if path != "" {
@@ -302,6 +310,9 @@ func Load(path string, getenv func(string) string) (Config, error) {
 	fromEnv, err := applyEnv(&cfg, getenv)
 	if err != nil {
 		return Config{}, err
+	}
+	if cfg.BaseURL == "" {
+		cfg.BaseURL = BaseURLFor(cfg.Listen, cfg.TLS)
 	}
 	if err := cfg.Validate(); err != nil {
 		return Config{}, locate(err, path, data, md, fromEnv)

@@ -293,7 +293,7 @@ func TestBadValues(t *testing.T) {
 		{"acme directory", https + "[tls]\nacme_domains = [\"a.example.com\"]\nacme_directory = \"x\"\n", []string{"tls.acme_directory"}},
 		{"redirect without tls", "[tls]\nredirect_listen = \":80\"\n", []string{"line 2: tls.redirect_listen", "needs"}},
 		{"redirect_listen", https + "[tls]\nacme_domains = [\"a.example.com\"]\nredirect_listen = \"80\"\n", []string{"tls.redirect_listen", "host:port"}},
-		{"tls with http base_url", "[tls]\nacme_domains = [\"a.example.com\"]\n", []string{"base_url", "https://"}},
+		{"tls with http base_url", "base_url = \"http://a.example.com\"\n[tls]\nacme_domains = [\"a.example.com\"]\n", []string{"base_url", "https://"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -96,7 +96,14 @@ func (s *Server) handleProviders(w http.ResponseWriter, r *http.Request, _ httpr
 			list = append(list, map[string]string{"name": pc.Name, "login_url": "/auth/" + pc.Name + "/login"})
 		}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"local": s.cfg.Auth.LocalPasswords, "providers": list})
+	// setup_needed lets the sign-in page say how to make the first user:
+	// until one exists nobody can sign in, and only the operator's
+	// command line can make one (sign-up through a provider aside).
+	has, err := s.st.HasUsers(r.Context())
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"local": s.cfg.Auth.LocalPasswords, "providers": list, "setup_needed": !has})
 	return nil
 }
 

@@ -918,7 +918,8 @@ func TestAuthProviders(t *testing.T) {
 	fake := newFakeIdP(t)
 	env := oidcEnv(t, fake)
 	r := oidcDo(t, env, 200, "GET", "/v1/auth/providers", nil, "")
-	want := map[string]any{"local": true, "providers": []any{map[string]any{"name": "homelab", "login_url": "/auth/homelab/login"}}}
+	want := map[string]any{"local": true, "providers": []any{map[string]any{"name": "homelab", "login_url": "/auth/homelab/login"}},
+		"setup_needed": true} // no user yet
 	if !reflect.DeepEqual(r.Body, want) {
 		t.Fatalf("providers = %s, want %v", r.Raw, want)
 	}

@@ -75,6 +75,7 @@ func (s *Server) routes() {
 	s.public(post, "/v1/verify/generate", s.handleVerifyGenerate)
 	s.public(post, "/v1/verify/signature", s.handleVerifySignature)
 
+	s.public(get, "/v1/openapi.json", s.handleOpenAPI)
 	s.public(get, "/v1/push/vapid-public-key", s.handleVAPIDKey)
 	s.authed(get, "/v1/stream", s.handleStream)
 

@@ -72,18 +72,11 @@ func (s *Store) RevokeAPIKey(ctx context.Context, userID, id string) error {
 
 // APIKeyByHash returns the active key with this hash and its user.
 func (s *Store) APIKeyByHash(ctx context.Context, hash []byte) (*APIKey, *User, error) {
-	var k APIKey
-	var created int64
-	var used sql.NullInt64
-	u, err := scanUser(s.read.QueryRowContext(ctx, "SELECT "+userCols+`, k.id, k.name, k.prefix, k.created_at, k.last_used_at
-		FROM api_keys k JOIN users u ON u.id = k.user_id
-		WHERE k.key_hash = ? AND k.revoked_at IS NULL`, hash),
-		&k.ID, &k.Name, &k.Prefix, &created, &used)
+	k, u, err := s.activeAPIKey(ctx, "k.key_hash = ?", hash)
 	if err != nil {
 		return nil, nil, fmt.Errorf("store: api key: %w", err)
 	}
-	k.UserID, k.CreatedAt, k.LastUsedAt = u.ID, fromMS(created), nullTime(used)
-	return &k, u, nil
+	return k, u, nil
 }
 
 // TouchAPIKeys records last use times, many keys in one write. A time never

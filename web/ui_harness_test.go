@@ -31,6 +31,7 @@ import (
 
 	"github.com/heraldhq/herald/auth"
 	"github.com/heraldhq/herald/config"
+	"github.com/heraldhq/herald/docs"
 	"github.com/heraldhq/herald/internal/testkit"
 	"github.com/heraldhq/herald/schedule"
 	"github.com/heraldhq/herald/server"
@@ -173,8 +174,24 @@ func chromiumPath(t *testing.T) string {
 	if os.Getenv("CI") == "true" {
 		t.Fatal("no chromium, chromium-browser or google-chrome on PATH; CI must install chromium (.ci/run)")
 	}
-	t.Skip("browser tests skipped: no chromium, chromium-browser or google-chrome on PATH (apt-get install chromium)")
+	testkit.Skip(t, "no chromium, chromium-browser or google-chrome on PATH (apt-get install chromium), so the admin UI is not tested in a browser")
 	return ""
+}
+
+// TestMain checks every API call the tests make against the OpenAPI
+// description, and says, in a normal go test run where t.Skip is silent,
+// that the browser tests were skipped.
+func TestMain(m *testing.M) {
+	contract, err := testkit.LoadContract(docs.OpenAPI)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	stop := testkit.CheckCalls(contract)
+	code := m.Run()
+	stop()
+	testkit.AnnounceSkips("github.com/heraldhq/herald/web")
+	os.Exit(code)
 }
 
 // browser is one tab (in its own cookie jar when made by isolatedTab).

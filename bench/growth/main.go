@@ -101,7 +101,7 @@ func runSize(bin string, n, conns int, phase, maxSweep time.Duration) (*result, 
 	if err := e.configure(port, "720h"); err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(bin, "--config", e.cfg, "user", "add", "ops@example.com")
+	cmd := exec.Command(bin, "--config", e.cfg, "user", "add", "ops@example.com", "--plan", "free") // the plan [plans.free] opens up
 	cmd.Stdin = strings.NewReader("growth-password\n")
 	cmd.Args = append(cmd.Args, "--password-stdin")
 	if out, err := cmd.CombinedOutput(); err != nil {

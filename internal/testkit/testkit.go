@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strings"
 	"testing"
 
 	"github.com/heraldhq/herald/config"
@@ -34,19 +33,23 @@ func (r Response) Str(key string) string { s, _ := r.Body[key].(string); return 
 // JSON object is decoded into Body. It fails only when the request cannot
 // be made or answered, so it is safe from any goroutine.
 func Call(c *http.Client, method, url string, body any, token string, headers ...string) (Response, error) {
-	var rd io.Reader
+	var raw []byte
 	switch b := body.(type) {
 	case nil:
 	case string:
-		rd = strings.NewReader(b)
+		raw = []byte(b)
 	case []byte:
-		rd = bytes.NewReader(b)
+		raw = b
 	default:
 		buf, err := json.Marshal(b)
 		if err != nil {
 			return Response{}, err
 		}
-		rd = bytes.NewReader(buf)
+		raw = buf
+	}
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(raw)
 	}
 	req, err := http.NewRequest(method, url, rd)
 	if err != nil {
@@ -66,10 +69,15 @@ func Call(c *http.Client, method, url string, body any, token string, headers ..
 		return Response{}, err
 	}
 	defer res.Body.Close()
-	raw, err := io.ReadAll(res.Body)
+	reqRaw := raw
+	respRaw, err := io.ReadAll(res.Body)
 	if err != nil {
 		return Response{}, fmt.Errorf("%s %s: read body: %w", method, url, err)
 	}
+	if err := checkCall(req, reqRaw, res, respRaw); err != nil {
+		return Response{Status: res.StatusCode, Header: res.Header, Raw: respRaw}, err
+	}
+	raw = respRaw
 	out := Response{Status: res.StatusCode, Header: res.Header, Raw: raw}
 	if len(raw) > 0 && raw[0] == '{' {
 		if err := json.Unmarshal(raw, &out.Body); err != nil {

@@ -25,6 +25,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/heraldhq/herald/internal/testkit"
 )
 
 const (
@@ -107,7 +109,7 @@ func Start(t testing.TB, o Options) *Pebble {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("pebble is needed under CI=true: %v", buildErr)
 		}
-		t.Skipf("SKIP: pebble (Let's Encrypt's test ACME server) cannot be built, so ACME is not tested: %v", buildErr)
+		testkit.Skip(t, fmt.Sprintf("pebble (Let's Encrypt's test ACME server) cannot be built, so ACME is not tested: %v", buildErr))
 	}
 	dns := startDNS(t)
 	listen, mgmt := FreeAddr(t), FreeAddr(t)

@@ -29,6 +29,8 @@ export class SigninView {
     })));
     $('providers').hidden = list.length === 0;
     $('signin-none').hidden = local || list.length > 0;
+    // A new server has no user yet: say how to make the first.
+    $('signin-setup').hidden = !(this.providers && this.providers.setup_needed === true);
   }
 
   submit(ev) {

@@ -1,0 +1,85 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/heraldhq/herald/auth"
+	"github.com/heraldhq/herald/store"
+)
+
+// readPasswordHash reads a password from the first line of standard input
+// and hashes it.
+func (a *app) readPasswordHash(ctx context.Context) (string, error) {
+	line, err := bufio.NewReader(a.stdin).ReadString('\n')
+	password := strings.TrimRight(line, "\r\n")
+	if password == "" {
+		if err != nil {
+			return "", fmt.Errorf("no password on standard input (give it on the first line): %v", err)
+		}
+		return "", errors.New("no password on standard input: the first line is empty")
+	}
+	return auth.HashPassword(ctx, password)
+}
+
+func (a *app) keyListCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "list EMAIL",
+		Short: "List a user's active API keys (their ids, names and prefixes; never the keys)",
+		Args:  needArgs("EMAIL"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.withUser(cmd, args[0], func(st *store.Store, u *store.User) error {
+				keys, err := st.ListAPIKeys(cmd.Context(), u.ID)
+				if err != nil {
+					return err
+				}
+				tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+				fmt.Fprintln(tw, "ID\tNAME\tPREFIX\tCREATED\tLAST USED")
+				for _, k := range keys {
+					used := "never"
+					if k.LastUsedAt != nil {
+						used = k.LastUsedAt.Format("2006-01-02 15:04")
+					}
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", k.ID, k.Name, k.Prefix, k.CreatedAt.Format("2006-01-02 15:04"), used)
+				}
+				return tw.Flush()
+			})
+		},
+	}
+}
+
+func (a *app) keyRevokeCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "revoke ID",
+		Short: "Revoke an API key by its id (key_...); it stops working at once",
+		Example: `  herald key list me@example.com
+  herald key revoke key_4Yb0TgCMmJxRcLhZqAvV3e`,
+		Args: needArgs("ID"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			_, st, err := a.openStore(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			id := strings.TrimSpace(args[0])
+			k, u, err := st.APIKeyByID(cmd.Context(), id)
+			if errors.Is(err, store.ErrNotFound) {
+				return fmt.Errorf("no active API key with id %s (herald key list EMAIL shows them)", id)
+			}
+			if err != nil {
+				return err
+			}
+			if err := st.RevokeAPIKey(cmd.Context(), u.ID, k.ID); err != nil {
+				return err
+			}
+			fmt.Fprintf(a.stdout, "revoked key %s (%s, %s...) of %s\n", k.ID, k.Name, k.Prefix, u.Email)
+			return nil
+		},
+	}
+}

@@ -1,0 +1,128 @@
+package main
+
+import (
+	"context"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// quickStartBlock returns the second sh block of the README's "Quick start
+// with curl" section: the commands a newcomer types in a second terminal.
+func quickStartBlock(t *testing.T) string {
+	t.Helper()
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(readme), "\n## Quick start with curl\n")
+	if !ok {
+		t.Fatal(`README.md has no "## Quick start with curl" section`)
+	}
+	section, _, _ = strings.Cut(section, "\n## ")
+	blocks := regexp.MustCompile("(?s)```sh\n(.*?)```").FindAllStringSubmatch(section, -1)
+	if len(blocks) != 2 {
+		t.Fatalf("the quick start has %d sh blocks, want 2 (the server, the commands)", len(blocks))
+	}
+	return blocks[1][1]
+}
+
+// TestQuickStartREADME runs the README's quick start as it stands, against
+// herald serve on a port other than the default, started the way the
+// README starts it (--listen, no base_url): the webhook URL the script gets
+// must lead to that port, or step 4 fails.
+func TestQuickStartREADME(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	for _, tool := range []string{"bash", "curl", "sed"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			if os.Getenv("CI") == "true" {
+				t.Fatalf("the quick start needs %s: %v", tool, err)
+			}
+			t.Skipf("the quick start needs %s: %v", tool, err)
+		}
+	}
+	script := quickStartBlock(t)
+	if !strings.Contains(script, "http://127.0.0.1:8080") || !strings.Contains(script, "go run . ") {
+		t.Fatalf("the quick start no longer names http://127.0.0.1:8080 and go run; update this test:\n%s", script)
+	}
+	bin := heraldBin(t)
+	addr := freeAddr(t)
+	base := "http://" + addr
+	script = strings.ReplaceAll(script, "http://127.0.0.1:8080", base)
+	script = strings.ReplaceAll(script, "go run . ", bin+" ")
+
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "HERALD_") {
+			env = append(env, kv)
+		}
+	}
+	env = append(env, "HERALD_DATA_DIR="+filepath.Join(t.TempDir(), "data"))
+	dir := t.TempDir()
+	logs := &syncBuffer{}
+	srv := exec.Command(bin, "serve", "--listen", addr)
+	srv.Dir, srv.Env, srv.Stdout, srv.Stderr = dir, env, logs, logs
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { _ = srv.Wait(); close(exited) }()
+	t.Cleanup(func() { _ = srv.Process.Kill(); <-exited })
+	waitHealthy(t, base, exited, 30*time.Second, logs)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	sh := exec.CommandContext(ctx, "bash", "-euo", "pipefail", "-c", script)
+	sh.Dir, sh.Env = dir, env
+	out, err := sh.CombinedOutput()
+	if err != nil {
+		t.Fatalf("the quick start failed: %v\n%s\nserver log:\n%s", err, out, logs)
+	}
+	for _, want := range []string{`{"ok":true,"id":"msg_`, `{"ok":true,"status":"submitted"}`, `"status":"submitted"`, `"triggered_by":"yes"`} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("the quick start's output lacks %s:\n%s", want, out)
+		}
+	}
+	log := logs.String()
+	for _, want := range []string{"base_url=" + base, "no users yet", "herald user add EMAIL --password-stdin", "plans"} {
+		if !strings.Contains(log, want) {
+			t.Errorf("the server log lacks %q:\n%s", want, log)
+		}
+	}
+	if strings.Contains(log, "names this machine only") {
+		t.Errorf("the server warned about base_url although it listens on loopback:\n%s", log)
+	}
+}
+
+// TestServeWarnsUnreachableBaseURL: listening on every interface without a
+// base_url gives webhook URLs that work only on the server itself; serve
+// says so at start.
+func TestServeWarnsUnreachableBaseURL(t *testing.T) {
+	t.Parallel()
+	port := strings.TrimPrefix(freeAddr(t), "127.0.0.1:")
+	env := newCLIEnv(t)
+	env["HERALD_LISTEN"] = "0.0.0.0:" + port
+	logs := &syncBuffer{}
+	a := &app{stdin: strings.NewReader(""), stdout: io.Discard, stderr: logs, getenv: env.get}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	exited := make(chan struct{})
+	go func() { served <- a.serve(ctx); close(exited) }()
+	waitHealthy(t, "http://127.0.0.1:"+port, exited, 30*time.Second, logs)
+	cancel()
+	if err := <-served; err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"names this machine only", "base_url=http://127.0.0.1:" + port, "listen=0.0.0.0:" + port, "HERALD_BASE_URL"} {
+		if !strings.Contains(logs.String(), want) {
+			t.Errorf("the log lacks %q:\n%s", want, logs)
+		}
+	}
+}

@@ -1,0 +1,131 @@
+package server
+
+import (
+	"fmt"
+	"net/http"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/heraldhq/herald/docs"
+	"github.com/heraldhq/herald/internal/testkit"
+)
+
+// contract is docs/openapi.json, loaded once. TestMain makes every request
+// a server test sends through testkit check its exchange against it.
+var contract *testkit.Contract
+
+func TestMain(m *testing.M) {
+	var err error
+	if contract, err = testkit.LoadContract(docs.OpenAPI); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	stop := testkit.CheckCalls(contract)
+	code := m.Run()
+	stop()
+	os.Exit(code)
+}
+
+// routeRe matches one registration in routes.go: s.public(get, "/v1/...", ...).
+var routeRe = regexp.MustCompile(`s\.(?:public|authed|sessionOnly)\((get|post|patch|del), "([^"]+)"`)
+
+// TestOpenAPICoversRoutes checks that every route registered in routes.go
+// is an operation of docs/openapi.json, and that every operation there is a
+// route (the sign-in names refresh, logout, logout-all and local share the
+// /v1/auth/:idp route, so the document lists each as its own path).
+func TestOpenAPICoversRoutes(t *testing.T) {
+	src, err := os.ReadFile("routes.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	methods := map[string]string{"get": "GET", "post": "POST", "patch": "PATCH", "del": "DELETE"}
+	param := regexp.MustCompile(`:([a-z_]+)`)
+	registered := map[string]bool{}
+	for _, m := range routeRe.FindAllStringSubmatch(string(src), -1) {
+		method, path := methods[m[1]], param.ReplaceAllString(m[2], "{$1}")
+		registered[method+" "+path] = true
+		item := contract.Doc.Paths.Value(path)
+		if item == nil || item.GetOperation(method) == nil {
+			t.Errorf("route %s %s (server/routes.go) is not in docs/openapi.json: add its operation", method, path)
+		}
+	}
+	if len(registered) < 50 {
+		t.Fatalf("found only %d routes in routes.go; has its form changed?", len(registered))
+	}
+	sharedAuth := regexp.MustCompile(`^POST /v1/auth/(local|refresh|logout|logout-all)$`)
+	for path, item := range contract.Doc.Paths.Map() {
+		for method := range item.Operations() {
+			k := method + " " + path
+			if !registered[k] && !sharedAuth.MatchString(k) {
+				t.Errorf("docs/openapi.json documents %s, which server/routes.go does not register", k)
+			}
+		}
+	}
+}
+
+// TestOpenAPIServed checks GET /v1/openapi.json against the embedded file,
+// and that the contract check catches an answer that drifted.
+func TestOpenAPIServed(t *testing.T) {
+	e := newTestEnv(t)
+	r := e.do(200, "GET", "/v1/openapi.json", nil, "")
+	if string(r.Raw) != string(docs.OpenAPI) || !strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") {
+		t.Fatalf("served %d bytes (%s), want the embedded document", len(r.Raw), r.Header.Get("Content-Type"))
+	}
+	if r.Body["openapi"] != "3.1.0" {
+		t.Errorf("openapi = %v, want 3.1.0", r.Body["openapi"])
+	}
+
+	// The check is real: a channel without its webhook_url, an unknown
+	// error code, a route that is not documented and an accepted request
+	// with a field the document does not allow are each refused.
+	u := e.newUser("drift@example.com")
+	good := e.do(200, "GET", "/v1/channels", nil, u.Token)
+	for _, c := range []struct {
+		name, method, path string
+		status             int
+		reqBody, body      string
+		want               string
+	}{
+		{"missing field", "GET", "/v1/channels", 200, "", `{"channels":[{"id":"ch_1","name":"x"}]}`, "webhook_url"},
+		{"unknown error code", "GET", "/v1/channels", 400, "", `{"error":"oops","message":"m"}`, "oops"},
+		{"undocumented route", "GET", "/v1/nowhere", 200, "", `{}`, "is not in docs/openapi.json"},
+		{"accepted unknown field", "POST", "/v1/folders", 201, `{"name":"a","colour":"red"}`,
+			`{"id":"fld_1","name":"a","position":0,"created_at":"2026-01-02T03:04:05.000Z"}`, "colour"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			hreq, err := newRequest(c.method, e.srv.URL+c.path, c.reqBody)
+			if err != nil {
+				t.Fatal(err)
+			}
+			h := good.Header.Clone()
+			err = contract.Check(hreq, []byte(c.reqBody), c.status, h, []byte(c.body))
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("Check = %v, want an error naming %q", err, c.want)
+			}
+		})
+	}
+}
+
+func newRequest(method, url, body string) (*http.Request, error) {
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err == nil && body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	return req, err
+}
+
+// TestProvidersSetupNeeded: the sign-in page learns that no user exists
+// yet, so it can say how to make the first one, and stops saying so once
+// one exists.
+func TestProvidersSetupNeeded(t *testing.T) {
+	e := newTestEnv(t)
+	if r := e.do(200, "GET", "/v1/auth/providers", nil, ""); r.Body["setup_needed"] != true {
+		t.Fatalf("no users: %s, want setup_needed true", r.Raw)
+	}
+	e.newUser("first@example.com")
+	if r := e.do(200, "GET", "/v1/auth/providers", nil, ""); r.Body["setup_needed"] != false {
+		t.Fatalf("one user: %s, want setup_needed false", r.Raw)
+	}
+}
