@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/julienschmidt/httprouter"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/heraldhq/herald/auth"
 	"github.com/heraldhq/herald/config"
+	"github.com/heraldhq/herald/hub"
 	"github.com/heraldhq/herald/schedule"
 	"github.com/heraldhq/herald/service"
 	"github.com/heraldhq/herald/store"
@@ -66,6 +68,8 @@ type Server struct {
 
 	streamsDone  chan struct{}
 	closeStreams sync.Once
+	hub          *hub.Hub
+	credChanges  atomic.Int64 // credential changes as of the hub's last read
 }
 
 // New builds the server and its routes.
@@ -99,6 +103,7 @@ func New(opts Options) *Server {
 		subs:        opts.Subscriptions,
 		streamsDone: make(chan struct{}),
 	}
+	s.hub = s.newHub()
 	s.providers = map[string]*auth.Provider{}
 	for _, pc := range opts.Config.Auth.Providers {
 		s.providers[pc.Name] = auth.NewProvider(auth.ProviderConfig{Name: pc.Name, Issuer: pc.Issuer,
@@ -141,6 +146,12 @@ func (s *Server) Schedule(sch *schedule.Scheduler) {
 	sch.AtExit("api key use", 5*time.Second, flush)
 	sch.Every("rate limit buckets", 5*time.Second, func(context.Context) { s.limits.sweep() })
 	sch.Loop("identity providers", s.warmProviders)
+	// Live streams wait for the hub: without it they get no events.
+	sch.Loop("stream hub", func(ctx context.Context) {
+		if err := s.hub.Run(ctx); err != nil {
+			s.log.Error("stream hub", "err", err)
+		}
+	})
 }
 
 // handlerFunc is a handler that returns its error instead of writing it, so
