@@ -80,6 +80,8 @@ type Hub struct {
 	users map[string][]*Sub
 	pos   atomic.Int64 // every event with id ≤ pos has been offered
 
+	dropped atomic.Int64 // frames not handed to a full subscriber
+
 	ready    chan struct{} // closed once pos is known
 	done     chan struct{} // closed when Run returns
 	stopOnce sync.Once
@@ -231,6 +233,10 @@ func (h *Hub) Subscribe(ctx context.Context, user string) (*Sub, int64, error) {
 	return s, h.pos.Load(), nil
 }
 
+// Dropped counts the frames the hub did not hand to a subscriber because
+// its buffer was full; each one was read from the database instead.
+func (h *Hub) Dropped() int64 { return h.dropped.Load() }
+
 // Subscribers returns how many subscribers are registered.
 func (h *Hub) Subscribers() int {
 	h.mu.RLock()
@@ -260,6 +266,7 @@ func (s *Sub) offer(f *Frame, upTo int64) {
 		// Full: drop the frame and every other until the subscriber
 		// reads. Every dropped frame has an id ≤ upTo.
 		s.lost.Store(upTo)
+		s.h.dropped.Add(1)
 	}
 }
 
@@ -271,7 +278,12 @@ func (s *Sub) Frames() <-chan *Frame { return s.ch }
 // call: the subscriber then reads its events up to n from the database and
 // skips buffered frames with ids ≤ n. Call it before each receive from
 // Frames.
-func (s *Sub) Lost() int64 { return s.lost.Swap(0) }
+func (s *Sub) Lost() int64 {
+	if s.lost.Load() == 0 {
+		return 0
+	}
+	return s.lost.Swap(0)
+}
 
 // Done is closed when the hub stops.
 func (s *Sub) Done() <-chan struct{} { return s.h.done }

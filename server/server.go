@@ -43,6 +43,10 @@ type Options struct {
 	// Subscriptions are the configured app stores (NewSubscriptions); nil:
 	// none, and their endpoints answer 404.
 	Subscriptions *service.Subscriptions
+	// StreamBuffer is how many events each live stream may have waiting
+	// before it falls behind and catches up from the database; default
+	// hub.DefaultBuffer.
+	StreamBuffer int
 }
 
 // Server is the HTTP API.
@@ -103,7 +107,7 @@ func New(opts Options) *Server {
 		subs:        opts.Subscriptions,
 		streamsDone: make(chan struct{}),
 	}
-	s.hub = s.newHub()
+	s.hub = s.newHub(opts.StreamBuffer)
 	s.providers = map[string]*auth.Provider{}
 	for _, pc := range opts.Config.Auth.Providers {
 		s.providers[pc.Name] = auth.NewProvider(auth.ProviderConfig{Name: pc.Name, Issuer: pc.Issuer,

@@ -15,8 +15,8 @@ const hubPage = 512
 
 // newHub returns the stream hub over the store: fed by the writer's commits,
 // loading every user's events of a range in one read.
-func (s *Server) newHub() *hub.Hub {
-	return hub.New(hub.FeedFunc(s.st.FollowEvents), s.loadFrames, hub.Options{Logger: s.log})
+func (s *Server) newHub(buffer int) *hub.Hub {
+	return hub.New(hub.FeedFunc(s.st.FollowEvents), s.loadFrames, hub.Options{Buffer: buffer, Logger: s.log})
 }
 
 // loadFrames is the hub's Loader. It also reads how often credentials have
