@@ -46,7 +46,10 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request, _ httprout
 	}
 	defer sub.Close()
 	ls := s.newLiveStream(w, r, who, sub, after)
-	_ = ls.rc.SetWriteDeadline(time.Time{}) // a stream outlives the server's write timeout
+	// A stream outlives the server's write timeout: each write gets its
+	// own (arm), and so does the end of the response.
+	ls.arm()
+	defer ls.arm()
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"time"
 
@@ -26,6 +27,9 @@ const maxBatch = 64
 
 // errSignedOut ends a stream whose credential stopped working.
 var errSignedOut = errors.New("stream: credential no longer valid")
+
+// errClientGone ends a stream whose client left or stopped taking data.
+var errClientGone = errors.New("stream: client gone")
 
 // liveStream is one open GET /v1/stream.
 type liveStream struct {
@@ -51,7 +55,7 @@ func (s *Server) newLiveStream(w http.ResponseWriter, r *http.Request, who *prin
 
 // ended logs why a stream ended when it is worth knowing.
 func (ls *liveStream) ended(err error) {
-	if err != nil && !errors.Is(err, errSignedOut) && ls.r.Context().Err() == nil {
+	if err != nil && !errors.Is(err, errSignedOut) && !errors.Is(err, errClientGone) && ls.r.Context().Err() == nil {
 		ls.s.log.WarnContext(ls.r.Context(), "stream: ended", "err", err)
 	}
 }
@@ -77,11 +81,12 @@ func (ls *liveStream) run(ctx context.Context) error {
 			if !ls.signedIn(true) {
 				return errSignedOut
 			}
-			if _, err := fmt.Fprint(ls.w, ": heartbeat\n\n"); err != nil {
-				return nil
+			ls.arm()
+			if _, err := io.WriteString(ls.w, ": heartbeat\n\n"); err != nil {
+				return fmt.Errorf("%w: %w", errClientGone, err)
 			}
 			if err := ls.flush(); err != nil {
-				return nil
+				return err
 			}
 		}
 	}
@@ -93,7 +98,7 @@ func (ls *liveStream) deliver(ctx context.Context, f *hub.Frame) error {
 	if !ls.signedIn(false) {
 		return errSignedOut
 	}
-	_ = ls.rc.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
+	ls.arm()
 	for n := 0; f != nil; n++ {
 		if err := ls.write(ctx, f); err != nil {
 			return err
@@ -121,7 +126,7 @@ func (ls *liveStream) write(ctx context.Context, f *hub.Frame) error {
 		return nil // read from the database already
 	}
 	if _, err := ls.w.Write(f.Data); err != nil {
-		return err
+		return fmt.Errorf("%w: %w", errClientGone, err)
 	}
 	ls.last = f.ID
 	return nil
@@ -146,10 +151,10 @@ func (ls *liveStream) catchUp(ctx context.Context, upTo int64) error {
 			if err != nil {
 				return err
 			}
-			_ = ls.rc.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
+			ls.arm()
 			for _, f := range frames {
 				if _, err := ls.w.Write(f.Data); err != nil {
-					return err
+					return fmt.Errorf("%w: %w", errClientGone, err)
 				}
 			}
 			if err := ls.flush(); err != nil {
@@ -181,9 +186,13 @@ func (ls *liveStream) signedIn(force bool) bool {
 	return ok
 }
 
+// arm gives the writes that follow streamWriteTimeout to complete. The
+// deadline is the real clock's: the connection's, not the server's.
+func (ls *liveStream) arm() { _ = ls.rc.SetWriteDeadline(time.Now().Add(streamWriteTimeout)) }
+
 func (ls *liveStream) flush() error {
 	if err := ls.rc.Flush(); err != nil {
-		return fmt.Errorf("stream: flush: %w", err)
+		return fmt.Errorf("%w: flush: %w", errClientGone, err)
 	}
 	return nil
 }
