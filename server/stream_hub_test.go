@@ -115,45 +115,84 @@ func TestStreamHubSlowConsumer(t *testing.T) {
 	u := env.newUser("slow@example.com")
 	_, token := streamChannel(env, u, "busy")
 	fast := streamOpen(env, u.Token)
-	slow := streamOpenWith(env, smallWindowClient(), u.Token, "/v1/stream")
 	fast.waitComment("connected")
-	slow.waitComment("connected")
+	// Its 200 means it is subscribed; it reads nothing until released.
+	slow := streamConnect(env, smallWindowClient(), u.Token, "/v1/stream", true)
 
-	// Big messages, more than the slow client's buffers hold: its reader
-	// stops once its queue of 100 parsed events is full.
-	const n = 240
-	body := strings.Repeat("x", 9000)
-	sent := make([]string, n)
-	var wg sync.WaitGroup
-	work := make(chan int)
-	for range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for k := range work {
-				r := env.request("POST", "/v1/send/"+token, map[string]any{"title": fmt.Sprint("m", k), "body": body}, "")
-				if r.Status != 200 {
-					t.Errorf("send %d: %d %s", k, r.Status, r.Raw)
-					continue
-				}
-				sent[k] = r.Str("id")
+	// The fast client reads all along.
+	var fastMu sync.Mutex
+	var fastEvents []sseEvent
+	stopFast, fastStopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(fastStopped)
+		for {
+			select {
+			case ev := <-fast.events:
+				fastMu.Lock()
+				fastEvents = append(fastEvents, ev)
+				fastMu.Unlock()
+			case <-stopFast:
+				return
 			}
-		}()
+		}
+	}()
+
+	// Big messages, in rounds, until the stalled stream has fallen behind
+	// (its connection holds some megabytes first), then one round more.
+	body := strings.Repeat("x", 10000)
+	var sent []string
+	var mu sync.Mutex
+	sendRound := func() {
+		var wg sync.WaitGroup
+		for w := range 8 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for k := range 5 {
+					r := env.request("POST", "/v1/send/"+token, map[string]any{"title": fmt.Sprint("m", w, k), "body": body}, "")
+					if r.Status != 200 {
+						t.Errorf("send: %d %s", r.Status, r.Raw)
+						return
+					}
+					mu.Lock()
+					sent = append(sent, r.Str("id"))
+					mu.Unlock()
+				}
+			}()
+		}
+		wg.Wait()
+		if t.Failed() {
+			t.FailNow()
+		}
 	}
-	for k := range n {
-		work <- k
+	for env.s.hub.Dropped() == 0 && len(sent) < 2000 {
+		sendRound()
 	}
-	close(work)
-	wg.Wait()
-	if t.Failed() {
-		t.FailNow()
-	}
+	sendRound()
+	n := len(sent)
 
 	// The fast stream has everything while the slow one is still stuck.
-	fastIDs := streamReadIDs(t, fast, n)
-	if got := env.s.hub.Dropped(); got == 0 {
-		t.Fatal("the hub dropped no frame for the stalled stream: it did not fall behind")
+	for deadline := time.Now().Add(streamWait); ; time.Sleep(10 * time.Millisecond) {
+		fastMu.Lock()
+		got := len(fastEvents)
+		fastMu.Unlock()
+		if got >= n {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the fast stream got %d of %d events while the other was stalled", got, n)
+		}
 	}
+	close(stopFast)
+	<-fastStopped
+	var fastIDs []string
+	for _, ev := range fastEvents {
+		fastIDs = append(fastIDs, streamWantEvent(t, ev, "message.created", ev.JSON(t)["id"].(string))["id"].(string))
+	}
+	if got := env.s.hub.Dropped(); got == 0 {
+		t.Fatalf("the hub dropped no frame for the stalled stream after %d messages: it did not fall behind", n)
+	}
+	slow.release()
 	slowIDs := streamReadIDs(t, slow, n)
 	if !slices.Equal(slowIDs, fastIDs) {
 		t.Fatalf("the stream that fell behind got %d events, differing from the other stream's", len(slowIDs))

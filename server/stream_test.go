@@ -54,6 +54,18 @@ type sseClient struct {
 	mu       sync.Mutex
 	comments []string
 	retry    string
+
+	hold        chan struct{} // nil, or closed when the client may read
+	releaseOnce sync.Once
+}
+
+// release lets a held client read.
+func (c *sseClient) release() {
+	c.releaseOnce.Do(func() {
+		if c.hold != nil {
+			close(c.hold)
+		}
+	})
 }
 
 // streamOpen opens GET /v1/stream with token and extra header pairs and
@@ -70,6 +82,13 @@ func streamOpenPath(e *testEnv, token, path string, headers ...string) *sseClien
 
 // streamOpenWith is streamOpenPath through client.
 func streamOpenWith(e *testEnv, client *http.Client, token, path string, headers ...string) *sseClient {
+	e.t.Helper()
+	return streamConnect(e, client, token, path, false, headers...)
+}
+
+// streamConnect opens a stream; with hold, its client reads nothing until
+// release is called.
+func streamConnect(e *testEnv, client *http.Client, token, path string, hold bool, headers ...string) *sseClient {
 	e.t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, e.srv.URL+path, nil)
@@ -92,6 +111,9 @@ func streamOpenWith(e *testEnv, client *http.Client, token, path string, headers
 		e.t.Fatalf("GET %s: status %d, want 200", path, res.StatusCode)
 	}
 	c := &sseClient{t: e.t, res: res, cancel: cancel, events: make(chan sseEvent, 100), done: make(chan struct{})}
+	if hold {
+		c.hold = make(chan struct{})
+	}
 	go c.read()
 	// Registered after newTestEnv's clean-up, so it runs first: the test
 	// server's Close waits for open requests.
@@ -102,6 +124,9 @@ func streamOpenWith(e *testEnv, client *http.Client, token, path string, headers
 func (c *sseClient) read() {
 	defer close(c.done)
 	defer close(c.events)
+	if c.hold != nil {
+		<-c.hold
+	}
 	var ev sseEvent
 	var data []string
 	sc := bufio.NewScanner(c.res.Body)
@@ -140,6 +165,7 @@ func (c *sseClient) read() {
 }
 
 func (c *sseClient) close() {
+	c.release()
 	c.cancel()
 	c.res.Body.Close()
 	for range c.events { // unblock the reader if nobody took what it queued
