@@ -108,6 +108,7 @@ func New(opts Options) *Server {
 		streamsDone: make(chan struct{}),
 	}
 	s.hub = s.newHub(opts.StreamBuffer)
+	s.streamMetrics(opts.Registry)
 	s.providers = map[string]*auth.Provider{}
 	for _, pc := range opts.Config.Auth.Providers {
 		s.providers[pc.Name] = auth.NewProvider(auth.ProviderConfig{Name: pc.Name, Issuer: pc.Issuer,

@@ -192,6 +192,11 @@ func TestStreamHubSlowConsumer(t *testing.T) {
 	if got := env.s.hub.Dropped(); got == 0 {
 		t.Fatalf("the hub dropped no frame for the stalled stream after %d messages: it did not fall behind", n)
 	}
+	metrics := string(env.request("GET", "/metrics", nil, "").Raw)
+	if !strings.Contains(metrics, "herald_streams_open 2\n") ||
+		!strings.Contains(metrics, "herald_stream_events_dropped_total "+strconv.FormatInt(env.s.hub.Dropped(), 10)+"\n") {
+		t.Errorf("/metrics does not show 2 open streams and %d dropped events", env.s.hub.Dropped())
+	}
 	slow.release()
 	slowIDs := streamReadIDs(t, slow, n)
 	if !slices.Equal(slowIDs, fastIDs) {

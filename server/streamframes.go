@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/heraldhq/herald/hub"
 	"github.com/heraldhq/herald/store"
 )
@@ -17,6 +19,20 @@ const hubPage = 512
 // loading every user's events of a range in one read.
 func (s *Server) newHub(buffer int) *hub.Hub {
 	return hub.New(hub.FeedFunc(s.st.FollowEvents), s.loadFrames, hub.Options{Buffer: buffer, Logger: s.log})
+}
+
+// streamMetrics exposes the hub's state: how many streams are open, and how
+// many events streams that fell behind had to read from the database.
+func (s *Server) streamMetrics(reg *prometheus.Registry) {
+	// A second server on the same registry (tests) skips them.
+	_ = reg.Register(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "herald_streams_open",
+		Help: "Live streams (GET /v1/stream) open now.",
+	}, func() float64 { return float64(s.hub.Subscribers()) }))
+	_ = reg.Register(prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "herald_stream_events_dropped_total",
+		Help: "Events not queued for a live stream whose buffer was full; the stream read them from the database.",
+	}, func() float64 { return float64(s.hub.Dropped()) }))
 }
 
 // loadFrames is the hub's Loader. It also reads how often credentials have
