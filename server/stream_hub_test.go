@@ -47,6 +47,7 @@ func streamReadIDs(t *testing.T, c *sseClient, n int) []string {
 // events, in order: the owner's and the approvers' streams the approval
 // messages, nobody else's.
 func TestStreamHubManyStreamsAndUsers(t *testing.T) {
+	t.Parallel()
 	f := aprSetup(t) // a owns an approval channel; b, c are users too
 	env := f.env
 	f.rule(1, 3600, f.b, f.c)
@@ -111,6 +112,7 @@ func smallWindowClient() *http.Client {
 // client reads again it gets every event from the database, in order, with
 // no gap and no duplicate, then live ones again.
 func TestStreamHubSlowConsumer(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	u := env.newUser("slow@example.com")
 	_, token := streamChannel(env, u, "busy")
@@ -217,6 +219,7 @@ func TestStreamHubSlowConsumer(t *testing.T) {
 // Last-Event-ID, while messages are being sent continue without a gap or a
 // duplicate where the database's part hands over to the hub's.
 func TestStreamHubResumeWhileSending(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	u := env.newUser("busy@example.com")
 	_, token := streamChannel(env, u, "busy")
@@ -281,6 +284,7 @@ func TestStreamHubResumeWhileSending(t *testing.T) {
 // another process on the same database (the CLI, another replica) end the
 // live streams they opened before the next event reaches them.
 func TestStreamEndsWhenRevokedElsewhere(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t)
 	ann := env.newUser("ann@example.com")
 	_, token := streamChannel(env, ann, "ops")
