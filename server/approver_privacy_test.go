@@ -3,7 +3,6 @@ package server
 import (
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/heraldhq/herald/service"
 )
@@ -21,7 +20,7 @@ func TestApproverNeverSeesCallbackURL(t *testing.T) {
 
 	views := map[string]map[string]any{
 		"GET message": f.env.do(200, "GET", "/v1/messages/"+id, nil, f.b.Token).Body,
-		"stream":      streamWantEvent(t, stream.next(time.Second), "message.created", id),
+		"stream":      streamWantEvent(t, stream.next(streamWait), "message.created", id),
 	}
 	list := f.env.do(200, "GET", "/v1/messages?channel_id="+f.chID, nil, f.b.Token)
 	msgs, _ := list.Body["messages"].([]any)

@@ -15,8 +15,9 @@ import (
 // principal is the authenticated caller of a request.
 type principal struct {
 	user      *store.User
-	sessionID string // set when a session token was used
-	keyID     string // set when an API key was used
+	sessionID string    // set when a session token was used
+	keyID     string    // set when an API key was used
+	expires   time.Time // when a session's access token expires; zero for a key
 }
 
 // authenticate resolves the Authorization header to a user. Tokens are looked
@@ -52,7 +53,7 @@ func (s *Server) authenticate(r *http.Request) (*principal, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &principal{user: u, sessionID: sess.ID}, nil
+	return &principal{user: u, sessionID: sess.ID, expires: sess.AccessExpiresAt}, nil
 }
 
 // authenticateCookie signs in a browser by its session cookie; requests
@@ -82,7 +83,7 @@ func (s *Server) cookiePrincipal(r *http.Request) (*principal, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &principal{user: u, sessionID: sess.ID}, nil
+	return &principal{user: u, sessionID: sess.ID, expires: sess.AccessExpiresAt}, nil
 }
 
 // keyUse buffers API key use times so that authenticating with a key is a

@@ -89,7 +89,7 @@ func openTestEnv(t testing.TB, dir string, clk *clock, configure ...func(*config
 		t.Fatal(err)
 	}
 	s := New(Options{Config: cfg, Store: st, Logger: slog.New(slog.NewTextHandler(&lockedWriter{w: logs}, nil)), Now: now,
-		Version: "test", Subscriptions: subs})
+		Version: "test", Subscriptions: subs, StreamBuffer: streamTestBuffer})
 	srv := httptest.NewServer(s.Handler())
 	// base_url must point at the test server for webhook_url values.
 	s.baseURL = srv.URL

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/julienschmidt/httprouter"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/heraldhq/herald/auth"
 	"github.com/heraldhq/herald/config"
+	"github.com/heraldhq/herald/hub"
 	"github.com/heraldhq/herald/schedule"
 	"github.com/heraldhq/herald/service"
 	"github.com/heraldhq/herald/store"
@@ -41,6 +43,10 @@ type Options struct {
 	// Subscriptions are the configured app stores (NewSubscriptions); nil:
 	// none, and their endpoints answer 404.
 	Subscriptions *service.Subscriptions
+	// StreamBuffer is how many events each live stream may have waiting
+	// before it falls behind and catches up from the database; default
+	// hub.DefaultBuffer.
+	StreamBuffer int
 }
 
 // Server is the HTTP API.
@@ -67,6 +73,8 @@ type Server struct {
 	started      time.Time // for the uptime the admin pages show
 	streamsDone  chan struct{}
 	closeStreams sync.Once
+	hub          *hub.Hub
+	credChanges  atomic.Int64 // credential changes as of the hub's last read
 }
 
 // New builds the server and its routes.
@@ -101,6 +109,8 @@ func New(opts Options) *Server {
 		started:     opts.Now(),
 		streamsDone: make(chan struct{}),
 	}
+	s.hub = s.newHub(opts.StreamBuffer)
+	s.streamMetrics(opts.Registry)
 	s.providers = map[string]*auth.Provider{}
 	for _, pc := range opts.Config.Auth.Providers {
 		s.providers[pc.Name] = auth.NewProvider(auth.ProviderConfig{Name: pc.Name, Issuer: pc.Issuer,
@@ -143,6 +153,12 @@ func (s *Server) Schedule(sch *schedule.Scheduler) {
 	sch.AtExit("api key use", 5*time.Second, flush)
 	sch.Every("rate limit buckets", 5*time.Second, func(context.Context) { s.limits.sweep() })
 	sch.Loop("identity providers", s.warmProviders)
+	// Live streams wait for the hub: without it they get no events.
+	sch.Loop("stream hub", func(ctx context.Context) {
+		if err := s.hub.Run(ctx); err != nil {
+			s.log.Error("stream hub", "err", err)
+		}
+	})
 }
 
 // handlerFunc is a handler that returns its error instead of writing it, so

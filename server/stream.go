@@ -2,19 +2,13 @@ package server
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
 	"time"
 
 	"github.com/julienschmidt/httprouter"
-
-	"github.com/heraldhq/herald/store"
 )
-
-// heartbeat keeps idle streams (and the proxies in front of them) open.
-const heartbeat = 15 * time.Second
 
 func (s *Server) handleVAPIDKey(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
 	pub, _, err := s.svc.VAPIDKeys(r.Context())
@@ -30,18 +24,32 @@ func (s *Server) handleVAPIDKey(w http.ResponseWriter, r *http.Request, _ httpro
 func (s *Server) CloseStreams() { s.closeStreams.Do(func() { close(s.streamsDone) }) }
 
 // handleStream is GET /v1/stream: Server-Sent Events of the user's messages
-// being created, updated and deleted. Events come from the database, so a
-// client that reconnects with Last-Event-ID misses nothing kept since.
+// being created, updated and deleted. Live events come from the hub, which
+// reads and encodes each event once for every stream; events before the
+// hub's position (a resume with Last-Event-ID) come from the database, so a
+// client that reconnects misses nothing kept since.
 func (s *Server) handleStream(w http.ResponseWriter, r *http.Request, _ httprouter.Params, who *principal) error {
 	ctx := r.Context()
 	after, reset, err := s.streamStart(r)
 	if err != nil {
 		return err
 	}
-	rc := http.NewResponseController(w)
-	_ = rc.SetWriteDeadline(time.Time{}) // a stream outlives the server's write timeout
-	wake, cancel := s.st.Subscribe(store.TopicEvents)
-	defer cancel()
+	// Before the first read: every event after pos arrives from the hub,
+	// every one up to pos is read here, and none is lost in between.
+	sub, pos, err := s.hub.Subscribe(ctx, who.user.ID)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		w.Header().Set("Retry-After", "1")
+		return newError(http.StatusServiceUnavailable, "server_busy", "the server is shutting down; reconnect in a moment")
+	}
+	defer sub.Close()
+	ls := s.newLiveStream(w, r, who, sub, after)
+	// A stream outlives the server's write timeout: each write gets its
+	// own (arm), and so does the end of the response.
+	ls.arm()
+	defer ls.arm()
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
@@ -61,63 +69,26 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request, _ httprout
 			"message": "events after Last-Event-ID are no longer kept; what is kept follows; reload to see everything"})
 		fmt.Fprintf(w, "event: %s\ndata: %s\n\n", eventReset, b)
 	}
-	if err := rc.Flush(); err != nil {
+	if err := ls.rc.Flush(); err != nil {
 		return nil
 	}
-	beat := time.NewTicker(heartbeat)
-	defer beat.Stop()
-	for {
-		events, err := s.st.EventsAfter(ctx, who.user.ID, after, 200)
-		if err != nil {
-			if ctx.Err() == nil {
-				s.log.ErrorContext(ctx, "stream: read events", "err", err)
-			}
-			return nil // the status is sent; the client reconnects
-		}
-		// A credential revoked since the stream opened (logout, a revoked
-		// key, a deleted user) must stop working at once, here too.
-		if len(events) > 0 && !s.stillSignedIn(r, who) {
-			return nil
-		}
-		for _, e := range events {
-			if err := s.writeEvent(w, r, who, e); err != nil {
-				return nil
-			}
-			after = e.ID
-		}
-		if len(events) > 0 {
-			if err := rc.Flush(); err != nil {
-				return nil
-			}
-			if len(events) == 200 {
-				continue
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-s.streamsDone:
-			return nil
-		case <-wake:
-		case <-beat.C:
-			if !s.stillSignedIn(r, who) {
-				return nil
-			}
-			if _, err := fmt.Fprint(w, ": heartbeat\n\n"); err != nil {
-				return nil
-			}
-			if err := rc.Flush(); err != nil {
-				return nil
-			}
-		}
+	if err := ls.catchUp(ctx, pos); err != nil {
+		ls.ended(err)
+		return nil
 	}
+	ls.ended(ls.run(ctx))
+	return nil
 }
 
 // stillSignedIn reports whether the credential that opened a stream still
-// authenticates as the same user.
-func (s *Server) stillSignedIn(r *http.Request, who *principal) bool {
+// authenticates as the same user, and until when it does for certain
+// (zero: no expiry of its own).
+func (s *Server) stillSignedIn(r *http.Request, who *principal) (bool, time.Time) {
 	again, err := s.authenticate(r)
-	return err == nil && again.user.ID == who.user.ID
+	if err != nil || again.user.ID != who.user.ID {
+		return false, time.Time{}
+	}
+	return true, again.expires
 }
 
 // eventReset tells a resuming client that its Last-Event-ID cannot be
@@ -159,30 +130,4 @@ func (s *Server) streamStart(r *http.Request) (after int64, reset string, err er
 		return h.Floor, resetHistoryGone, nil
 	}
 	return n, "", nil
-}
-
-// writeEvent writes one event with the message as it is now; a message
-// deleted since is sent as its ids only.
-func (s *Server) writeEvent(w http.ResponseWriter, r *http.Request, who *principal, e store.Event) error {
-	var data any = map[string]string{"id": e.MessageID, "channel_id": e.ChannelID}
-	if e.Type != store.EventDeleted {
-		m, err := s.st.Message(r.Context(), e.MessageID)
-		switch {
-		case errors.Is(err, store.ErrNotFound):
-		case err != nil:
-			return err
-		default:
-			out, err := s.renderMessages(r.Context(), who.user.ID, []store.Message{*m})
-			if err != nil {
-				return err
-			}
-			data = out[0]
-		}
-	}
-	b, err := json.Marshal(data)
-	if err != nil {
-		return err
-	}
-	_, err = fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", e.ID, e.Type, b)
-	return err
 }

@@ -35,7 +35,7 @@ func streamSendSeen(t *testing.T, env *testEnv, c *sseClient, token string, n in
 	var last int64
 	for i := range n {
 		id := streamSend(env, token, "message "+strconv.Itoa(i))
-		ev := c.next(time.Second)
+		ev := c.next(streamWait)
 		streamWantEvent(t, ev, "message.created", id)
 		last = eventID(t, ev)
 	}
@@ -61,7 +61,7 @@ func TestStreamResumeAfterEventsSwept(t *testing.T) {
 	}
 	again := streamOpen(env, u.Token, "Last-Event-ID", strconv.FormatInt(last, 10))
 	for _, id := range want {
-		ev := again.next(time.Second)
+		ev := again.next(streamWait)
 		streamWantEvent(t, ev, "message.created", id)
 		if n := eventID(t, ev); n <= last {
 			t.Fatalf("new event id %d is not above the last one seen, %d", n, last)
@@ -90,7 +90,7 @@ func TestStreamResumeBeyondHistory(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := streamOpen(env, u.Token, "Last-Event-ID", tc.lastID)
-			reset := s.next(time.Second)
+			reset := s.next(streamWait)
 			if reset.Event != "stream.reset" || reset.ID != "" {
 				t.Fatalf("first event = %s (id %q), want stream.reset without id", reset.Event, reset.ID)
 			}
@@ -98,12 +98,12 @@ func TestStreamResumeBeyondHistory(t *testing.T) {
 				t.Fatalf("reset reason %v, want %s", got, tc.reason)
 			}
 			for _, id := range kept {
-				streamWantEvent(t, s.next(time.Second), "message.created", id)
+				streamWantEvent(t, s.next(streamWait), "message.created", id)
 			}
 		})
 	}
 
 	// The last id seen is still served exactly: no reset.
 	s := streamOpen(env, u.Token, "Last-Event-ID", strconv.FormatInt(early, 10))
-	streamWantEvent(t, s.next(time.Second), "message.created", kept[0])
+	streamWantEvent(t, s.next(streamWait), "message.created", kept[0])
 }

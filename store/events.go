@@ -20,6 +20,7 @@ const TopicEvents = "events"
 // Event is one entry of a user's stream.
 type Event struct {
 	ID        int64
+	UserID    string // whose stream it belongs to
 	Type      string
 	MessageID string
 	ChannelID string
@@ -56,7 +57,7 @@ func (s *Store) EventsAfter(ctx context.Context, userID string, after int64, lim
 		if err := rows.Scan(&e.ID, &e.Type, &e.MessageID, &e.ChannelID, &at); err != nil {
 			return nil, fmt.Errorf("store: events: %w", err)
 		}
-		e.CreatedAt = fromMS(at)
+		e.UserID, e.CreatedAt = userID, fromMS(at)
 		out = append(out, e)
 	}
 	return out, rows.Err()

@@ -1,0 +1,89 @@
+// Command report prints bench/fanout.sh's JSON lines as a Markdown table:
+// each scenario's previous and new figures side by side, with the ratios
+// new/previous of p99 latency and CPU per event. With several rounds it
+// shows each scenario's median by CPU per event.
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"slices"
+)
+
+type result struct {
+	Label       string  `json:"label"`
+	Streams     int     `json:"streams"`
+	Users       int     `json:"users"`
+	Expected    int64   `json:"expected"`
+	Delivered   int64   `json:"delivered"`
+	P50ms       float64 `json:"p50_ms"`
+	P99ms       float64 `json:"p99_ms"`
+	CPUSeconds  float64 `json:"cpu_s"`
+	CPUPerEvent float64 `json:"cpu_us_per_event"`
+	IdleKBPer   float64 `json:"idle_kb_per_stream"`
+}
+
+type scenario struct{ users, streams int }
+
+func main() {
+	if len(os.Args) != 2 {
+		fmt.Fprintln(os.Stderr, "usage: report FILE.jsonl")
+		os.Exit(2)
+	}
+	f, err := os.Open(os.Args[1])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	defer f.Close()
+	runs := map[scenario]map[string][]result{}
+	var order []scenario
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var r result
+		if json.Unmarshal(sc.Bytes(), &r) != nil {
+			continue
+		}
+		k := scenario{r.Users, r.Streams}
+		if runs[k] == nil {
+			runs[k] = map[string][]result{}
+			order = append(order, k)
+		}
+		runs[k][r.Label] = append(runs[k][r.Label], r)
+	}
+	fmt.Println("| users | streams | previous: delivered, p50/p99, CPU/event, KB/idle stream | new: delivered, p50/p99, CPU/event, KB/idle stream | new/prev p99 | new/prev CPU/event |")
+	fmt.Println("|---|---|---|---|---|---|")
+	for _, k := range order {
+		p, okP := median(runs[k]["prev"])
+		n, okN := median(runs[k]["new"])
+		if !okP || !okN {
+			continue
+		}
+		fmt.Printf("| %d | %d | %s | %s | %.2f | %.2f |\n", k.users, k.streams, cell(p), cell(n),
+			n.P99ms/p.P99ms, n.CPUPerEvent/p.CPUPerEvent)
+	}
+}
+
+func cell(r result) string {
+	return fmt.Sprintf("%d/%d, %.1f/%.1f ms, %.1f µs, %.0f KB", r.Delivered, r.Expected, r.P50ms, r.P99ms, r.CPUPerEvent, r.IdleKBPer)
+}
+
+// median is the run with the median CPU per event.
+func median(rs []result) (result, bool) {
+	if len(rs) == 0 {
+		return result{}, false
+	}
+	rs = slices.Clone(rs)
+	slices.SortFunc(rs, func(a, b result) int {
+		switch {
+		case a.CPUPerEvent < b.CPUPerEvent:
+			return -1
+		case a.CPUPerEvent > b.CPUPerEvent:
+			return 1
+		}
+		return 0
+	})
+	return rs[len(rs)/2], true
+}

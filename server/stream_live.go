@@ -1,0 +1,198 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/heraldhq/herald/hub"
+)
+
+// heartbeat keeps idle streams (and the proxies in front of them) open.
+const heartbeat = 15 * time.Second
+
+// streamWriteTimeout drops a stream whose client takes no data for this
+// long; its frames wait in no buffer meanwhile (the hub drops them), and
+// the client resumes with Last-Event-ID.
+const streamWriteTimeout = 30 * time.Second
+
+// catchUpPage bounds one database read of a stream that catches up.
+const catchUpPage = 200
+
+// maxBatch bounds how many frames a stream writes before it flushes.
+const maxBatch = 64
+
+// errSignedOut ends a stream whose credential stopped working.
+var errSignedOut = errors.New("stream: credential no longer valid")
+
+// errClientGone ends a stream whose client left or stopped taking data.
+var errClientGone = errors.New("stream: client gone")
+
+// liveStream is one open GET /v1/stream.
+type liveStream struct {
+	s   *Server
+	w   http.ResponseWriter
+	rc  *http.ResponseController
+	r   *http.Request
+	who *principal
+	sub *hub.Sub
+	// last is the stream's watermark: every event of the user with an id
+	// up to it has been written, or was written before (Last-Event-ID).
+	last int64
+	// changes is the credential change count when the credential was last
+	// checked, expires when that check stops holding by itself.
+	changes int64
+	expires time.Time
+}
+
+func (s *Server) newLiveStream(w http.ResponseWriter, r *http.Request, who *principal, sub *hub.Sub, after int64) *liveStream {
+	return &liveStream{s: s, w: w, rc: http.NewResponseController(w), r: r, who: who, sub: sub, last: after,
+		changes: s.credChanges.Load(), expires: who.expires}
+}
+
+// ended logs why a stream ended when it is worth knowing.
+func (ls *liveStream) ended(err error) {
+	if err != nil && !errors.Is(err, errSignedOut) && !errors.Is(err, errClientGone) && ls.r.Context().Err() == nil {
+		ls.s.log.WarnContext(ls.r.Context(), "stream: ended", "err", err)
+	}
+}
+
+// run writes the hub's frames until the client leaves, the credential stops
+// working, the server shuts down or a write fails.
+func (ls *liveStream) run(ctx context.Context) error {
+	beat := time.NewTicker(heartbeat)
+	defer beat.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-ls.s.streamsDone:
+			return nil
+		case <-ls.sub.Done():
+			return nil
+		case f := <-ls.sub.Frames():
+			if err := ls.deliver(ctx, f); err != nil {
+				return err
+			}
+		case <-beat.C:
+			if !ls.signedIn(true) {
+				return errSignedOut
+			}
+			ls.arm()
+			if _, err := io.WriteString(ls.w, ": heartbeat\n\n"); err != nil {
+				return fmt.Errorf("%w: %w", errClientGone, err)
+			}
+			if err := ls.flush(); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// deliver writes f and whatever else is waiting (up to maxBatch frames),
+// then flushes once.
+func (ls *liveStream) deliver(ctx context.Context, f *hub.Frame) error {
+	if !ls.signedIn(false) {
+		return errSignedOut
+	}
+	ls.arm()
+	for n := 0; f != nil; n++ {
+		if err := ls.write(ctx, f); err != nil {
+			return err
+		}
+		f = nil
+		if n < maxBatch {
+			select {
+			case f = <-ls.sub.Frames():
+			default:
+			}
+		}
+	}
+	return ls.flush()
+}
+
+// write writes one frame from the hub, after reading from the database
+// what the hub dropped before it, if anything.
+func (ls *liveStream) write(ctx context.Context, f *hub.Frame) error {
+	if lost := ls.sub.Lost(); lost > 0 {
+		if err := ls.catchUp(ctx, lost); err != nil {
+			return err
+		}
+	}
+	if f.ID <= ls.last {
+		return nil // read from the database already
+	}
+	if _, err := ls.w.Write(f.Data); err != nil {
+		return fmt.Errorf("%w: %w", errClientGone, err)
+	}
+	ls.last = f.ID
+	return nil
+}
+
+// catchUp writes the user's events with ids in (last, upTo] from the
+// database: a resume, or frames the hub dropped while the stream was slow.
+func (ls *liveStream) catchUp(ctx context.Context, upTo int64) error {
+	for ls.last < upTo {
+		events, err := ls.s.st.UserEventsBetween(ctx, ls.who.user.ID, ls.last, upTo, catchUpPage)
+		if err != nil {
+			return err
+		}
+		if len(events) > 0 {
+			// A credential revoked since the stream opened (logout, a
+			// revoked key, a deleted user) must stop working at once, here
+			// too.
+			if !ls.signedIn(true) {
+				return errSignedOut
+			}
+			frames, err := ls.s.encodeEvents(ctx, events)
+			if err != nil {
+				return err
+			}
+			ls.arm()
+			for _, f := range frames {
+				if _, err := ls.w.Write(f.Data); err != nil {
+					return fmt.Errorf("%w: %w", errClientGone, err)
+				}
+			}
+			if err := ls.flush(); err != nil {
+				return err
+			}
+		}
+		if len(events) < catchUpPage {
+			ls.last = upTo
+			break
+		}
+		ls.last = events[len(events)-1].ID
+	}
+	return nil
+}
+
+// signedIn reports whether the stream's credential still works. Without
+// force it reads the database only when a credential changed somewhere
+// (the hub counts changes with every read of events) or the credential's
+// own expiry has passed, so a stream costs no read per event.
+func (ls *liveStream) signedIn(force bool) bool {
+	changes := ls.s.credChanges.Load()
+	if !force && changes == ls.changes && (ls.expires.IsZero() || ls.s.now().Before(ls.expires)) {
+		return true
+	}
+	ok, exp := ls.s.stillSignedIn(ls.r, ls.who)
+	if ok {
+		ls.changes, ls.expires = changes, exp
+	}
+	return ok
+}
+
+// arm gives the writes that follow streamWriteTimeout to complete. The
+// deadline is the real clock's: the connection's, not the server's.
+func (ls *liveStream) arm() { _ = ls.rc.SetWriteDeadline(time.Now().Add(streamWriteTimeout)) }
+
+func (ls *liveStream) flush() error {
+	if err := ls.rc.Flush(); err != nil {
+		return fmt.Errorf("%w: flush: %w", errClientGone, err)
+	}
+	return nil
+}
