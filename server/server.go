@@ -16,6 +16,7 @@ import (
 
 	"github.com/heraldhq/herald/auth"
 	"github.com/heraldhq/herald/config"
+	"github.com/heraldhq/herald/ratelimit"
 	"github.com/heraldhq/herald/schedule"
 	"github.com/heraldhq/herald/service"
 	"github.com/heraldhq/herald/store"
@@ -58,7 +59,7 @@ type Server struct {
 	handler   http.Handler
 	metrics   *metrics
 	registry  *prometheus.Registry
-	limits    *limiter
+	limits    *ratelimit.Limiter
 	signins   *signinThrottle
 	keyUse    *keyUse
 	providers map[string]*auth.Provider
@@ -93,7 +94,7 @@ func New(opts Options) *Server {
 		hsts:        strings.HasPrefix(strings.ToLower(opts.Config.BaseURL), "https://"),
 		registry:    opts.Registry,
 		metrics:     newMetrics(opts.Registry),
-		limits:      newLimiter(opts.Now),
+		limits:      ratelimit.New(opts.Now),
 		signins:     newSigninThrottle(opts.Now),
 		keyUse:      newKeyUse(),
 		subs:        opts.Subscriptions,
@@ -139,7 +140,7 @@ func (s *Server) Schedule(sch *schedule.Scheduler) {
 	}
 	sch.Every("api key use", 5*time.Second, flush)
 	sch.AtExit("api key use", 5*time.Second, flush)
-	sch.Every("rate limit buckets", 5*time.Second, func(context.Context) { s.limits.sweep() })
+	sch.Every("rate limit buckets", 5*time.Second, func(context.Context) { s.limits.Sweep() })
 	sch.Loop("identity providers", s.warmProviders)
 }
 
