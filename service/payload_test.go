@@ -218,3 +218,23 @@ func TestCheckVoteResponses(t *testing.T) {
 		wantInvalid(t, tc.name, checkVoteResponses(tc.r), tc.want)
 	}
 }
+
+// TestClip: a string of exactly n characters is kept whole; a longer one is
+// cut to n characters, the last being "…".
+func TestClip(t *testing.T) {
+	for _, tc := range []struct {
+		s    string
+		n    int
+		want string
+	}{
+		{"abc", 3, "abc"},
+		{"abcd", 3, "ab…"},
+		{"éèê", 3, "éèê"},
+		{"éèêë", 3, "éè…"},
+		{"", 1, ""},
+	} {
+		if got := Clip(tc.s, tc.n); got != tc.want {
+			t.Errorf("Clip(%q, %d) = %q, want %q", tc.s, tc.n, got, tc.want)
+		}
+	}
+}
