@@ -140,6 +140,12 @@ func TestPoolClaimsOnlyWhatIsDueAndFree(t *testing.T) {
 	p.release <- struct{}{}
 	p.look("a worker freed, the look fails", poolNext{err: errors.New("database is locked")})
 	p.claim("after a failed look", 1)
+	// An empty claim sends the loop to sleep, not straight to another look.
+	select {
+	case <-p.nexts:
+		t.Fatal("after an empty claim the pool looked again without waiting")
+	case <-time.After(50 * time.Millisecond):
+	}
 	// Nothing claimed, and no due time known: it sleeps until woken (or a
 	// minute). Then it sleeps until the next job, 20 ms away on the loop's
 	// clock, and looks again then without being woken.

@@ -321,7 +321,8 @@ type pwEnv struct {
 	clock *pwClock
 	fakes *pwFakes
 	ch    *store.Channel
-	ann   *store.User // owns the channel
+	ann   *store.User  // owns the channel
+	logs  lockedBuffer // what the Pusher logged
 }
 
 func newPWEnv(t *testing.T) *pwEnv {
@@ -380,7 +381,7 @@ func (e *pwEnv) message(title string, change ...func(*store.Message)) string {
 // run starts a Pusher over d and returns a function that stops it and waits.
 func (e *pwEnv) run(d *push.Dispatcher) (stop func()) {
 	e.t.Helper()
-	p := NewPusher(e.st, d, PushConfig{Workers: 2}, Options{Now: e.clock.Now, Logger: slog.New(slog.DiscardHandler)})
+	p := NewPusher(e.st, d, PushConfig{Workers: 2}, Options{Now: e.clock.Now, Logger: slog.New(slog.NewTextHandler(&e.logs, nil))})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- p.Run(ctx) }()
@@ -492,6 +493,9 @@ func TestPusherDeactivatesRejectedDevice(t *testing.T) {
 	e.wantPushes(deadKey, id)
 	if !e.active(live) {
 		t.Error("the device that accepted the push was deactivated")
+	}
+	if !strings.Contains(e.logs.String(), "device token rejected; device deactivated") {
+		t.Errorf("the Pusher's log does not tell of the deactivation:\n%s", e.logs.String())
 	}
 
 	id2 := e.message("second")
