@@ -3,9 +3,9 @@ package delivery
 import (
 	"context"
 	"errors"
-	"io"
 	"log/slog"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -24,6 +24,7 @@ type poolProbe struct {
 	started  chan int
 	release  chan struct{}
 	finished chan struct{}
+	logs     lockedBuffer
 }
 
 type poolNext struct {
@@ -35,6 +36,7 @@ type poolNext struct {
 type poolClaim struct {
 	n      int
 	answer chan []int
+	err    chan error
 }
 
 const probeTimeout = 10 * time.Second
@@ -45,7 +47,7 @@ func newPoolProbe(t *testing.T, workers int) (*poolProbe, context.CancelFunc) {
 	p := &poolProbe{t: t, st: st, now: time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC),
 		nexts: make(chan chan poolNext), claims: make(chan poolClaim), started: make(chan int, 16),
 		release: make(chan struct{}), finished: make(chan struct{})}
-	loop := &pool[int]{st: st, topic: store.TopicDeliveries, workers: workers, log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	loop := &pool[int]{st: st, topic: store.TopicDeliveries, workers: workers, log: slog.New(slog.NewTextHandler(&p.logs, nil)),
 		now: func() time.Time { return p.now },
 		next: func(ctx context.Context) (time.Time, bool, error) {
 			r := make(chan poolNext)
@@ -58,13 +60,19 @@ func newPoolProbe(t *testing.T, workers int) (*poolProbe, context.CancelFunc) {
 			return a.at, a.ok, a.err
 		},
 		claim: func(ctx context.Context, n int) ([]int, error) {
-			c := poolClaim{n: n, answer: make(chan []int)}
+			c := poolClaim{n: n, answer: make(chan []int), err: make(chan error, 1)}
 			select {
 			case p.claims <- c:
 			case <-ctx.Done():
 				return nil, ctx.Err()
 			}
-			return <-c.answer, nil
+			jobs := <-c.answer
+			select {
+			case err := <-c.err:
+				return nil, err
+			default:
+				return jobs, nil
+			}
 		},
 		work: func(ctx context.Context, job int) {
 			p.started <- job
@@ -114,6 +122,18 @@ func (p *poolProbe) claim(what string, want int, jobs ...int) {
 	}
 }
 
+// failClaim waits for the loop's claim and fails it.
+func (p *poolProbe) failClaim(what string, err error) {
+	p.t.Helper()
+	select {
+	case c := <-p.claims:
+		c.err <- err
+		c.answer <- nil
+	case <-time.After(probeTimeout):
+		p.t.Fatalf("%s: no claim within %s", what, probeTimeout)
+	}
+}
+
 // TestPoolClaimsOnlyWhatIsDueAndFree walks the dispatch loop through its
 // decisions: nothing due, no claim; due, claim as many as there are free
 // workers and look again at once; no free worker, no claim; a failed look
@@ -151,7 +171,16 @@ func TestPoolClaimsOnlyWhatIsDueAndFree(t *testing.T) {
 	// clock, and looks again then without being woken.
 	p.st.Poke(store.TopicDeliveries)
 	p.look("next job in 20 ms", poolNext{now.Add(20 * time.Millisecond), true, nil})
-	p.look("20 ms later", poolNext{now.Add(time.Hour), true, nil})
+	if got := p.logs.String(); got != "" {
+		t.Errorf("the pool logged with every claim and look fine:\n%s", got)
+	}
+	// A claim that fails is logged, and the loop goes on.
+	p.look("20 ms later", poolNext{now, true, nil})
+	p.failClaim("a claim that fails", errors.New("disk I/O error"))
+	p.look("after the failed claim", poolNext{now.Add(time.Hour), true, nil})
+	if got := p.logs.String(); !strings.Contains(got, "claim jobs") || !strings.Contains(got, "disk I/O error") {
+		t.Errorf("a failed claim was not logged: %q", got)
+	}
 
 	// On exit the loop waits for the job still running.
 	cancel()
