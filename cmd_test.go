@@ -6,7 +6,9 @@ import (
 	"database/sql"
 	"errors"
 	"io"
+	"net"
 	"net/http"
+	"net/http/httptrace"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -203,6 +205,23 @@ func cliCountUsers(t *testing.T, path string) int {
 	return n
 }
 
+// waitRefused waits until nothing accepts connections on addr.
+func waitRefused(t *testing.T, addr string, within time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err != nil {
+			return
+		}
+		c.Close()
+		if time.Now().After(deadline) {
+			t.Fatalf("%s still accepts connections %s after shutdown began", addr, within)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 // cliHTTP sends a JSON request and decodes a JSON object answer.
 func cliHTTP(t *testing.T, method, url string, body any, token string) (int, map[string]any) {
 	t.Helper()
@@ -265,17 +284,24 @@ func TestCLIBesideRunningServer(t *testing.T) {
 	}
 
 	// A request in flight when shutdown starts is finished, not cut off:
-	// its body is still arriving when the context is cancelled.
+	// its body is still arriving when the context is cancelled. With
+	// "Expect: 100-continue" the server says "100 Continue" when the handler
+	// starts reading the body, and the client sends it only then: so the
+	// trace's Got100Continue means the server is reading it.
 	pr, pw := io.Pipe()
-	req, err := http.NewRequest("POST", base+"/v1/channels", pr)
+	reading := make(chan struct{})
+	trace := &httptrace.ClientTrace{Got100Continue: func() { close(reading) }}
+	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(context.Background(), trace), "POST", base+"/v1/channels", pr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	req.Header.Set("Authorization", "Bearer "+key)
 	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Expect", "100-continue")
+	client := &http.Client{Transport: &http.Transport{ExpectContinueTimeout: time.Minute}}
 	inflight := make(chan int, 1)
 	go func() {
-		res, err := http.DefaultClient.Do(req)
+		res, err := client.Do(req)
 		if err != nil {
 			t.Errorf("in-flight request: %v", err)
 			inflight <- 0
@@ -284,12 +310,18 @@ func TestCLIBesideRunningServer(t *testing.T) {
 		res.Body.Close()
 		inflight <- res.StatusCode
 	}()
+	select {
+	case <-reading:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the server did not start reading the request body within 30 s")
+	}
 	io.WriteString(pw, `{"name": "in-fl`)
-	time.Sleep(300 * time.Millisecond) // the server is now reading the body
 
-	// Cancelling the context shuts the server down cleanly.
+	// Cancelling the context shuts the server down cleanly. Shutdown closes
+	// the listener first: once a new connection is refused, it has begun,
+	// with the request still in flight.
 	cancel()
-	time.Sleep(300 * time.Millisecond)
+	waitRefused(t, addr, 30*time.Second)
 	io.WriteString(pw, `ight"}`)
 	pw.Close()
 	if got := <-inflight; got != 201 {

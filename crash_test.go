@@ -48,6 +48,8 @@ type crashReceiver struct {
 	*httptest.Server
 	healthy  atomic.Bool
 	hold     time.Duration
+	gate     chan struct{} // when set, a request waits until it is closed
+	inHand   atomic.Int32  // requests waiting at the gate
 	mu       sync.Mutex
 	tried    map[string]int // requests per message, any answer
 	accepted map[string]int // 200s per message
@@ -71,6 +73,16 @@ func crashNewReceiver(t *testing.T, hold time.Duration) *crashReceiver {
 		if !rc.healthy.Load() {
 			w.WriteHeader(503)
 			return
+		}
+		if rc.gate != nil {
+			rc.inHand.Add(1)
+			select {
+			case <-rc.gate:
+				rc.inHand.Add(-1)
+			case <-r.Context().Done():
+				rc.inHand.Add(-1)
+				return // cut off: not accepted
+			}
 		}
 		select {
 		case <-time.After(rc.hold):
@@ -205,14 +217,17 @@ func TestCrashWithPendingCallbacks(t *testing.T) {
 }
 
 // TestCrashDuringResponds: the server is killed while responses are being
-// accepted and their callbacks sent to a slow receiver; every response that
-// got a 200 is delivered after the restart.
+// accepted and their callbacks are in flight to a receiver that holds them;
+// every response that got a 200 is delivered after the restart. The
+// receiver answers nothing before the kill, so the kill always finds
+// callbacks in flight and others queued behind them.
 func TestCrashDuringResponds(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and kills the real binary; skipped with -short")
 	}
 	dataDir, env := t.TempDir(), crashEnv("HERALD_DELIVERY_WORKERS=2")
-	rc := crashNewReceiver(t, 50*time.Millisecond)
+	rc := crashNewReceiver(t, 0)
+	rc.gate = make(chan struct{})
 	rc.healthy.Store(true)
 	s := crashStart(t, dataDir, env)
 	token, hook := crashSetup(t, s)
@@ -238,13 +253,17 @@ func TestCrashDuringResponds(t *testing.T) {
 	}
 	killed := make(chan struct{})
 	first := s
+	var inFlight atomic.Int32
 	go func() {
 		defer close(killed)
 		for {
 			mu.Lock()
 			n := len(acked)
 			mu.Unlock()
-			if n >= k/3 {
+			// Killed with responses acknowledged and a callback in the
+			// receiver's hands.
+			if n >= k/3 && rc.inHand.Load() > 0 {
+				inFlight.Store(rc.inHand.Load())
 				_ = first.cmd.Process.Signal(syscall.SIGKILL)
 				<-first.exited
 				return
@@ -268,8 +287,14 @@ func TestCrashDuringResponds(t *testing.T) {
 	got := append([]string(nil), acked...)
 	mu.Unlock()
 	pending := len(got) - rc.count(rc.accepted, got)
-	t.Logf("%d responses acknowledged before the kill, %d of them not yet delivered", len(got), pending)
+	t.Logf("%d responses acknowledged before the kill, %d callbacks in flight at it, %d not yet delivered",
+		len(got), inFlight.Load(), pending)
+	if inFlight.Load() == 0 || pending != len(got) {
+		t.Fatalf("at the kill %d callbacks were in flight and %d of %d acknowledged ones undelivered; want some in flight and none delivered",
+			inFlight.Load(), pending, len(got))
+	}
 
+	close(rc.gate)
 	s = crashStart(t, dataDir, env)
 	rc.waitAll(t, got, 30*time.Second)
 	crashWaitDelivered(t, s, token, got)

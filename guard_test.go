@@ -76,6 +76,15 @@ func TestServeGuardsWebPush(t *testing.T) {
 		"push_token": webSubscription(t, endpoint)}, token)["id"].(string)
 	s.must(t, 200, "POST", "/v1/send/"+hook, map[string]any{"title": "Disk full"}, "")
 
+	waitDeactivated(t, s, token, dev, ln)
+	if got := ln.accepted.Load(); got != 0 {
+		t.Errorf("the endpoint in a blocked network got %d connections, want 0", got)
+	}
+}
+
+// waitDeactivated waits until device dev is inactive.
+func waitDeactivated(t *testing.T, s *heraldProc, token, dev string, ln *guardListener) {
+	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		active := true
@@ -85,14 +94,53 @@ func TestServeGuardsWebPush(t *testing.T) {
 			}
 		}
 		if !active {
-			break
+			return
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("the web device in a blocked network is still active after 20s (endpoint got %d connections)", ln.accepted.Load())
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// TestServeBlockedNetworks: delivery.blocked_networks reaches both the
+// callback queue and the Web Push dispatcher. Loopback is allowed, so only
+// the operator's list can refuse the listener on 127.0.0.1: the callback
+// attempt is logged as refused and the web device is deactivated, and the
+// listener gets no connection from either.
+func TestServeBlockedNetworks(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	t.Parallel()
+	ln := newGuardListener(t)
+	s := startHerald(t, 30*time.Second, t.TempDir(), "HERALD_PLANS_FREE_API_PER_MINUTE=1000000",
+		"HERALD_DELIVERY_ALLOW_LOOPBACK=true", "HERALD_DELIVERY_BLOCKED_NETWORKS=127.0.0.0/8")
+	token, hook := crashSetup(t, s)
+	endpoint := fmt.Sprintf("https://127.0.0.1:%d/push/v2/abc", ln.port())
+	dev, _ := s.must(t, 201, "POST", "/v1/devices", map[string]string{"platform": "web", "name": "internal",
+		"push_token": webSubscription(t, endpoint)}, token)["id"].(string)
+	id, _ := s.must(t, 200, "POST", "/v1/send/"+hook, map[string]any{"title": "Deploy?",
+		"callback_url": fmt.Sprintf("http://127.0.0.1:%d/hook", ln.port()),
+		"actions":      []any{map[string]string{"type": "button", "label": "OK", "key": "ok"}}}, "")["id"].(string)
+	s.must(t, 200, "POST", "/v1/messages/"+id+"/respond", map[string]string{"action": "ok"}, token)
+
+	waitDeactivated(t, s, token, dev, ln)
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		attempts, _ := s.must(t, 200, "GET", "/v1/messages/"+id+"/deliveries", nil, token)["deliveries"].([]any)
+		if len(attempts) > 0 {
+			if a := attempts[0].(map[string]any); a["error"] != "blocked network" {
+				t.Errorf("callback attempt to a network in blocked_networks: %v, want error \"blocked network\"", a)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no callback attempt logged within 20s")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 	if got := ln.accepted.Load(); got != 0 {
-		t.Errorf("the endpoint in a blocked network got %d connections, want 0", got)
+		t.Errorf("the listener in blocked_networks got %d connections, want 0", got)
 	}
 }

@@ -144,3 +144,19 @@ func TestGate(t *testing.T) {
 		}
 	})
 }
+
+// TestPasswordGateSize: one computation per core runs, and waitingPerSlot
+// callers per core may wait behind them; the rest are refused at once.
+func TestPasswordGateSize(t *testing.T) {
+	g := passwordGate()
+	slots := cap(g.slots)
+	if want := max(1, min(runtime.NumCPU(), runtime.GOMAXPROCS(0))); slots != want {
+		t.Errorf("%d slots, want %d", slots, want)
+	}
+	if got, want := cap(g.queue), slots*(1+waitingPerSlot); got != want {
+		t.Errorf("room for %d callers running or waiting, want %d", got, want)
+	}
+	if got := Stats().Slots; got != slots {
+		t.Errorf("Stats().Slots = %d, want %d", got, slots)
+	}
+}

@@ -240,9 +240,41 @@ func TestOIDCProviderUnavailable(t *testing.T) {
 	if idp.hits.Load() != hits {
 		t.Fatal("a remembered failure still called the provider")
 	}
-	clock.Add(int64(p.RetryAfter + time.Second))
+	clock.Add(int64(p.RetryAfter - time.Nanosecond))
+	if _, err := p.Verify(context.Background(), tok, ""); !errors.Is(err, ErrUnavailable) || idp.hits.Load() != hits {
+		t.Fatalf("just before RetryAfter: %v, want the remembered ErrUnavailable without a call", err)
+	}
+	clock.Add(int64(time.Nanosecond))
 	if _, err := p.Verify(context.Background(), tok, ""); err != nil {
-		t.Fatalf("after RetryAfter: %v", err)
+		t.Fatalf("once RetryAfter has passed: %v", err)
+	}
+}
+
+// TestOIDCVerifyNonce: when the sign-in started with a nonce, the ID token
+// must carry that nonce; a token without one, or with another, is refused.
+func TestOIDCVerifyNonce(t *testing.T) {
+	t.Parallel()
+	idp := newTestIdP(t)
+	now := time.Now()
+	p := idp.provider(func() time.Time { return now }, nil)
+	withNonce, without := idp.token(now, map[string]any{"nonce": "n-1"}), idp.token(now, nil)
+	cases := []struct {
+		name, token, nonce string
+		ok                 bool
+	}{
+		{"same nonce", withNonce, "n-1", true},
+		{"other nonce", withNonce, "n-2", false},
+		{"token without the nonce", without, "n-1", false},
+		{"no nonce asked for", without, "", true},
+	}
+	for _, tc := range cases {
+		_, err := p.Verify(context.Background(), tc.token, tc.nonce)
+		if tc.ok && err != nil {
+			t.Errorf("%s: %v, want accepted", tc.name, err)
+		}
+		if !tc.ok && !errors.Is(err, ErrInvalid) {
+			t.Errorf("%s: %v, want ErrInvalid", tc.name, err)
+		}
 	}
 }
 

@@ -283,7 +283,8 @@ type pwEnv struct {
 	clock *pwClock
 	fakes *pwFakes
 	ch    *store.Channel
-	ann   *store.User // owns the channel
+	ann   *store.User  // owns the channel
+	logs  lockedBuffer // what the Pusher logged
 }
 
 func newPWEnv(t *testing.T) *pwEnv {
@@ -348,7 +349,7 @@ func (e *pwEnv) run(d *push.Dispatcher) (stop func()) {
 // runWith is run with the pusher's configuration cfg.
 func (e *pwEnv) runWith(d *push.Dispatcher, cfg PushConfig) (stop func()) {
 	e.t.Helper()
-	p := NewPusher(e.st, d, cfg, Options{Now: e.clock.Now, Logger: slog.New(slog.DiscardHandler)})
+	p := NewPusher(e.st, d, cfg, Options{Now: e.clock.Now, Logger: slog.New(slog.NewTextHandler(&e.logs, nil))})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- p.Run(ctx) }()
@@ -460,6 +461,9 @@ func TestPusherDeactivatesRejectedDevice(t *testing.T) {
 	e.wantPushes(deadKey, id)
 	if !e.active(live) {
 		t.Error("the device that accepted the push was deactivated")
+	}
+	if got := e.logs.String(); !strings.Contains(got, "device token rejected; device deactivated") || strings.Contains(got, "level=ERROR") {
+		t.Errorf("the Pusher's log does not tell of the deactivation, or has errors:\n%s", got)
 	}
 
 	id2 := e.message("second")

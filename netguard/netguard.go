@@ -148,16 +148,9 @@ func (p Policy) checkAddr(address string) error {
 // connected to, after DNS resolution, so a name that resolves (or
 // re-resolves) to a blocked address cannot get through.
 func (p Policy) Transport(timeout time.Duration) *http.Transport {
-	dialer := &net.Dialer{
-		Timeout:   min(timeout, 10*time.Second),
-		KeepAlive: 30 * time.Second,
-		Control: func(_, address string, _ syscall.RawConn) error {
-			return p.checkAddr(address)
-		},
-	}
 	return &http.Transport{
 		Proxy:                 nil, // a proxy would dial on our behalf and bypass the check
-		DialContext:           dialer.DialContext,
+		DialContext:           p.dialer(timeout).DialContext,
 		ForceAttemptHTTP2:     true,
 		MaxIdleConns:          100,
 		MaxIdleConnsPerHost:   8,
@@ -165,6 +158,19 @@ func (p Policy) Transport(timeout time.Duration) *http.Transport {
 		TLSHandshakeTimeout:   min(timeout, 10*time.Second),
 		ResponseHeaderTimeout: timeout,
 		ExpectContinueTimeout: time.Second,
+	}
+}
+
+// dialer connects only where p allows, giving up on a connection after
+// timeout, and after 10 s whatever timeout is: an address that does not
+// answer must not hold a worker for a whole attempt.
+func (p Policy) dialer(timeout time.Duration) *net.Dialer {
+	return &net.Dialer{
+		Timeout:   min(timeout, 10*time.Second),
+		KeepAlive: 30 * time.Second,
+		Control: func(_, address string, _ syscall.RawConn) error {
+			return p.checkAddr(address)
+		},
 	}
 }
 

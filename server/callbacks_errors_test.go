@@ -60,6 +60,9 @@ func TestCallbackErrorsShowNoDetail(t *testing.T) {
 	logs := newCBLogs()
 	cfg := cbQueueConfig()
 	cfg.MaxAttempts = 1
+	// Every attempt here fails at once; the timeout only has to stay out of
+	// the way of a TLS handshake on a loaded machine.
+	cfg.Timeout = 30 * time.Second
 	cbStartQueue(t, e.st, cfg, delivery.Options{Logger: logs.logger()})
 
 	shown := map[string]string{}

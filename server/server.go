@@ -18,6 +18,7 @@ import (
 	"github.com/heraldhq/herald/auth"
 	"github.com/heraldhq/herald/config"
 	"github.com/heraldhq/herald/hub"
+	"github.com/heraldhq/herald/ratelimit"
 	"github.com/heraldhq/herald/schedule"
 	"github.com/heraldhq/herald/service"
 	"github.com/heraldhq/herald/store"
@@ -64,7 +65,7 @@ type Server struct {
 	handler   http.Handler
 	metrics   *metrics
 	registry  *prometheus.Registry
-	limits    *limiter
+	limits    *ratelimit.Limiter
 	signins   *signinThrottle
 	keyUse    *keyUse
 	providers map[string]*auth.Provider
@@ -102,7 +103,7 @@ func New(opts Options) *Server {
 		hsts:        strings.HasPrefix(strings.ToLower(opts.Config.BaseURL), "https://"),
 		registry:    opts.Registry,
 		metrics:     newMetrics(opts.Registry),
-		limits:      newLimiter(opts.Now),
+		limits:      ratelimit.New(opts.Now),
 		signins:     newSigninThrottle(opts.Now),
 		keyUse:      newKeyUse(),
 		subs:        opts.Subscriptions,
@@ -151,7 +152,7 @@ func (s *Server) Schedule(sch *schedule.Scheduler) {
 	}
 	sch.Every("api key use", 5*time.Second, flush)
 	sch.AtExit("api key use", 5*time.Second, flush)
-	sch.Every("rate limit buckets", 5*time.Second, func(context.Context) { s.limits.sweep() })
+	sch.Every("rate limit buckets", 5*time.Second, func(context.Context) { s.limits.Sweep() })
 	sch.Loop("identity providers", s.warmProviders)
 	// Live streams wait for the hub: without it they get no events.
 	sch.Loop("stream hub", func(ctx context.Context) {

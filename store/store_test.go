@@ -427,7 +427,7 @@ func TestBackupWhileWriting(t *testing.T) {
 	}
 
 	var committed atomic.Int64
-	stop := make(chan struct{})
+	stop, twenty := make(chan struct{}), make(chan struct{})
 	writerDone := make(chan error, 1)
 	go func() {
 		for i := 0; ; i++ {
@@ -441,11 +441,17 @@ func TestBackupWhileWriting(t *testing.T) {
 				writerDone <- err
 				return
 			}
-			committed.Add(1)
+			if committed.Add(1) == 20 {
+				close(twenty)
+			}
 		}
 	}()
-	for committed.Load() < 20 {
-		time.Sleep(time.Millisecond)
+	// The backups start once 20 users are in; a writer that fails first
+	// ends the test instead of leaving it waiting.
+	select {
+	case <-twenty:
+	case err := <-writerDone:
+		t.Fatalf("writer failed before 20 users were in: %v", err)
 	}
 
 	prev := 0
