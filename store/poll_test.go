@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"path/filepath"
@@ -116,7 +115,6 @@ func TestReadResponseRace(t *testing.T) {
 	f.respond(t, `{"action":"approve"}`, at)
 
 	const n = 16
-	warmReaders(t, f.s)
 	release := holdWriter(t, f.s)
 	polls := make([]Poll, n)
 	errs := make([]error, n)
@@ -149,24 +147,5 @@ func TestReadResponseRace(t *testing.T) {
 	}
 	if state, resp := f.stored(t); state != StateAlreadyRead || resp != nil {
 		t.Errorf("after the polls the row holds %q, %v; want already_read and no response", state, resp)
-	}
-}
-
-// warmReaders opens every reader connection the pool may hold and returns
-// them to it idle. A connection opened while a write transaction is open
-// waits for it (its set-up pragmas take a lock), so a test that holds the
-// writer must not need a new one.
-func warmReaders(t *testing.T, s *Store) {
-	t.Helper()
-	var conns []*sql.Conn
-	for range s.read.Stats().MaxOpenConnections {
-		c, err := s.read.Conn(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		conns = append(conns, c)
-	}
-	for _, c := range conns {
-		c.Close()
 	}
 }

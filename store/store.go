@@ -78,26 +78,32 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("store: create database file: %w", err)
 	}
 	// Pragmas live in the DSN so that every pooled connection gets them,
-	// including ones database/sql opens later behind our back.
+	// including ones database/sql opens later behind our back. Readers get
+	// only those that need no lock: a pragma that may write (journal_mode,
+	// auto_vacuum) made each new reader wait for the writer's transaction,
+	// up to the busy timeout, and then fail.
 	q := url.Values{}
-	q.Add("_pragma", "journal_mode(WAL)")
-	q.Add("_pragma", "synchronous("+opts.Synchronous+")")
 	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", opts.BusyTimeout.Milliseconds()))
 	q.Add("_pragma", "foreign_keys(1)")
+	q.Add("_pragma", "synchronous("+opts.Synchronous+")")
+	base := "file:" + path + "?" + q.Encode()
+	w := url.Values{}
+	w.Add("_pragma", "journal_mode(WAL)")
 	// The WAL grows while a checkpoint cannot catch up; once one has, the
 	// file is cut back to this size instead of keeping its peak.
-	q.Add("_pragma", "journal_size_limit(67108864)")
+	w.Add("_pragma", "journal_size_limit(67108864)")
 	// A new database frees the pages of deleted rows in steps
 	// (ReclaimSpace); an older one takes this mode at its next VACUUM
 	// (herald vacuum).
-	q.Add("_pragma", "auto_vacuum(incremental)")
-	base := "file:" + path + "?" + q.Encode()
+	w.Add("_pragma", "auto_vacuum(incremental)")
 
 	// The writer begins IMMEDIATE transactions so that a second process
 	// (the CLI beside a running server) waits on busy_timeout instead of
-	// failing with SQLITE_BUSY half-way through a transaction.
+	// failing with SQLITE_BUSY half-way through a transaction. It opens
+	// first (the migrations run on it), so the database is in WAL mode
+	// before any reader opens.
 	rollbacks := &rollbackWatch{}
-	conn, err := sqlite.NewConnector(base + "&_txlock=immediate")
+	conn, err := sqlite.NewConnector(base + "&" + w.Encode() + "&_txlock=immediate")
 	if err != nil {
 		return nil, fmt.Errorf("store: open writer: %w", err)
 	}
