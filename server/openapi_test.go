@@ -29,7 +29,7 @@ func TestMain(m *testing.M) {
 }
 
 // routeRe matches one registration in routes.go: s.public(get, "/v1/...", ...).
-var routeRe = regexp.MustCompile(`s\.(?:public|authed|sessionOnly)\((get|post|patch|del), "([^"]+)"`)
+var routeRe = regexp.MustCompile(`s\.(?:public|authed|sessionOnly|adminOnly|serviceWorker)\((get|post|patch|del), "([^"]+)"`)
 
 // TestOpenAPICoversRoutes checks that every route registered in routes.go
 // is an operation of docs/openapi.json, and that every operation there is a
