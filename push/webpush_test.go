@@ -2,16 +2,11 @@ package push
 
 import (
 	"context"
-	"crypto/aes"
-	"crypto/cipher"
 	"crypto/ecdh"
 	"crypto/ecdsa"
 	"crypto/elliptic"
-	"crypto/hkdf"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/base64"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -26,6 +21,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/heraldhq/herald/internal/testkit"
 )
 
 // browser is a subscribed browser: its ECDH key pair and auth secret.
@@ -56,62 +53,9 @@ func (b *browser) subscription(endpoint string) string {
 	return string(s)
 }
 
-// decrypt opens an aes128gcm body (RFC 8188) encrypted for this browser
-// (RFC 8291): the header carries salt, record size and the sender's key.
+// decrypt opens a push encrypted for this browser (RFC 8291, RFC 8188).
 func (b *browser) decrypt(body []byte) ([]byte, error) {
-	if len(body) < 21 {
-		return nil, errors.New("body shorter than the aes128gcm header")
-	}
-	salt, rs, idlen := body[:16], binary.BigEndian.Uint32(body[16:20]), int(body[20])
-	if len(body) < 21+idlen {
-		return nil, errors.New("body shorter than its key id")
-	}
-	asPublic, ciphertext := body[21:21+idlen], body[21+idlen:]
-	if len(ciphertext) > int(rs) {
-		return nil, fmt.Errorf("ciphertext of %d bytes is more than one record of %d", len(ciphertext), rs)
-	}
-	sender, err := ecdh.P256().NewPublicKey(asPublic)
-	if err != nil {
-		return nil, fmt.Errorf("key id is not a P-256 point: %w", err)
-	}
-	secret, err := b.key.ECDH(sender)
-	if err != nil {
-		return nil, err
-	}
-	info := "WebPush: info\x00" + string(b.key.PublicKey().Bytes()) + string(asPublic)
-	ikm, err := hkdf.Key(sha256.New, secret, b.auth, info, 32)
-	if err != nil {
-		return nil, err
-	}
-	cek, err := hkdf.Key(sha256.New, ikm, salt, "Content-Encoding: aes128gcm\x00", 16)
-	if err != nil {
-		return nil, err
-	}
-	nonce, err := hkdf.Key(sha256.New, ikm, salt, "Content-Encoding: nonce\x00", 12)
-	if err != nil {
-		return nil, err
-	}
-	block, err := aes.NewCipher(cek)
-	if err != nil {
-		return nil, err
-	}
-	gcm, err := cipher.NewGCM(block)
-	if err != nil {
-		return nil, err
-	}
-	plain, err := gcm.Open(nil, nonce, ciphertext, nil)
-	if err != nil {
-		return nil, fmt.Errorf("AES-GCM open: %w", err)
-	}
-	// The last (here the only) record ends with 0x02, then zero padding.
-	end := len(plain) - 1
-	for end >= 0 && plain[end] == 0 {
-		end--
-	}
-	if end < 0 || plain[end] != 0x02 {
-		return nil, errors.New("no 0x02 padding delimiter")
-	}
-	return plain[:end], nil
+	return testkit.DecryptWebPush(b.key, b.auth, body)
 }
 
 // webPushRequest is one push the fake push service received, decrypted.
