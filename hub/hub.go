@@ -179,6 +179,9 @@ func (h *Hub) follow(ctx context.Context) {
 // catchUp loads and dispatches pages until pos reaches n.
 func (h *Hub) catchUp(ctx context.Context, n int64) error {
 	for pos := h.pos.Load(); pos < n; pos = h.pos.Load() {
+		if h.skipUnwatched(n) {
+			return nil
+		}
 		frames, reached, err := h.load(ctx, pos, n)
 		if err != nil {
 			return err
@@ -189,6 +192,21 @@ func (h *Hub) catchUp(ctx context.Context, n int64) error {
 		h.dispatch(frames, reached)
 	}
 	return nil
+}
+
+// skipUnwatched moves pos to n without loading anything when no stream is
+// open: then there is nobody to read events and messages for, and a send
+// costs no more than it did before the hub. It holds the lock Subscribe
+// takes, so a stream that opens afterwards starts from n and reads those
+// events from the database.
+func (h *Hub) skipUnwatched(n int64) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(h.users) > 0 {
+		return false
+	}
+	h.pos.Store(n)
+	return true
 }
 
 // dispatch offers frames to their users' subscribers, then moves pos to

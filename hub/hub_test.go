@@ -207,3 +207,36 @@ func TestHubRetriesFailedLoads(t *testing.T) {
 		t.Fatalf("got %d, want 1", f.ID)
 	}
 }
+
+// TestHubLoadsNothingUnwatched: with no stream open the hub loads nothing
+// (a send costs what it did before the hub), and a stream that opens later
+// starts from the log's end: what came before is its to read from the
+// database, and everything after arrives.
+func TestHubLoadsNothingUnwatched(t *testing.T) {
+	l := newEventLog()
+	h := startHub(t, l, 8)
+	first, _ := subscribe(t, h, "ann") // the hub has started
+	first.Close()
+	l.append("ann", "bob", "ann")
+	deadline := time.Now().Add(wait)
+	for h.Position() < 3 {
+		if time.Now().After(deadline) {
+			t.Fatalf("position %d, want 3", h.Position())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	l.mu.Lock()
+	loads := l.loads
+	l.mu.Unlock()
+	if loads != 0 {
+		t.Fatalf("%d loads with no stream open, want 0", loads)
+	}
+	ann, pos := subscribe(t, h, "ann")
+	if pos != 3 {
+		t.Fatalf("a stream opened after 3 events starts at %d, want 3", pos)
+	}
+	l.append("bob", "ann")
+	if f := receive(t, ann); f.ID != 5 || f.User != "ann" {
+		t.Fatalf("ann got %d of %s, want 5", f.ID, f.User)
+	}
+}
