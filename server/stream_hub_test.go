@@ -311,14 +311,5 @@ func TestStreamEndsWhenRevokedElsewhere(t *testing.T) {
 		t.Fatal(err)
 	}
 	streamSend(env, token, "after revocation")
-	for name, c := range map[string]*sseClient{"API key": byKey, "session": bySession} {
-		select {
-		case ev, ok := <-c.events:
-			if ok {
-				t.Errorf("the stream of a %s revoked elsewhere got %s %s", name, ev.Event, ev.Data)
-			}
-		case <-time.After(streamWait):
-			t.Errorf("the stream of a %s revoked elsewhere is still open", name)
-		}
-	}
+	streamsEnd(t, "revoked elsewhere", map[string]*sseClient{"API key": byKey, "session": bySession})
 }

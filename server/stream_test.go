@@ -487,14 +487,21 @@ func TestStreamEndsWhenCredentialRevoked(t *testing.T) {
 	env.do(200, "DELETE", "/v1/keys/"+key.Str("id"), nil, ann.Token)
 	env.do(200, "POST", "/v1/auth/logout", nil, ann.Token)
 	streamSend(env, token, "after revocation")
-	for name, c := range map[string]*sseClient{"API key": byKey, "session": bySession} {
+	streamsEnd(t, "revoked", map[string]*sseClient{"API key": byKey, "session": bySession})
+}
+
+// streamsEnd checks that each stream ends without another event; how
+// describes why it should ("revoked", "revoked elsewhere").
+func streamsEnd(t *testing.T, how string, streams map[string]*sseClient) {
+	t.Helper()
+	for name, c := range streams {
 		select {
 		case ev, ok := <-c.events:
 			if ok {
-				t.Errorf("the stream of a revoked %s got %s %s", name, ev.Event, ev.Data)
+				t.Errorf("the stream of a %s %s got %s %s", name, how, ev.Event, ev.Data)
 			}
 		case <-time.After(streamWait):
-			t.Errorf("the stream of a revoked %s is still open", name)
+			t.Errorf("the stream of a %s %s is still open", name, how)
 		}
 	}
 }
