@@ -46,7 +46,7 @@ func openFoundation(t *testing.T, path string, opts Options) *Store {
 
 func migrationCount(t *testing.T) int {
 	t.Helper()
-	entries, err := fs.ReadDir(migrationFiles, "migrations")
+	entries, err := fs.ReadDir(migrationFiles, "migrations/sqlite")
 	if err != nil {
 		t.Fatal(err)
 	}
