@@ -66,7 +66,7 @@ func (s *Store) UsersByEmails(ctx context.Context, emails []string) ([]User, err
 	for i, e := range emails {
 		args[i] = strings.TrimSpace(e)
 	}
-	q := "SELECT " + userCols + " FROM users u WHERE u.email IN (?" + strings.Repeat(",?", len(emails)-1) + ")"
+	q := "SELECT " + userCols + " FROM users u WHERE " + s.userEmail() + " IN (" + s.emailArg() + strings.Repeat(", "+s.emailArg(), len(emails)-1) + ")"
 	return s.queryUsers(ctx, q, args...)
 }
 

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -37,10 +36,10 @@ type aprFixture struct {
 	users     []*User
 }
 
-func aprSetup(t *testing.T, approvers int) *aprFixture {
+func aprSetup(t *testing.T, dsn string, approvers int) *aprFixture {
 	t.Helper()
 	clk := &aprClock{t: time.Now().UTC().Truncate(time.Millisecond)}
-	s, err := Open(context.Background(), filepath.Join(t.TempDir(), "herald.db"), Options{Now: clk.Now})
+	s, err := Open(context.Background(), dsn, Options{Now: clk.Now})
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}
@@ -129,259 +128,265 @@ func (r *aprResolver) calledWith() []Resolution {
 }
 
 func TestExpireApprovalsReportsEarlierRejection(t *testing.T) {
-	cases := []struct {
-		name       string
-		votes      func(f *aprFixture, m *Message) // recorded before the deadline passes
-		status     string
-		approvals  int
-		rejections int
-		state      string
-	}{
-		{"rejection before the deadline", func(f *aprFixture, m *Message) {
-			f.insertVote(t, m.ID, f.users[1], "approve", m.CreatedAt.Add(5*time.Second))
-			f.insertVote(t, m.ID, f.users[2], "reject", m.ApprovalDeadline.Add(-time.Millisecond))
-		}, ApprovalRejected, 1, 1, StateSubmitted},
-		{"rejection at the deadline is not counted", func(f *aprFixture, m *Message) {
-			f.insertVote(t, m.ID, f.users[1], "approve", m.CreatedAt.Add(5*time.Second))
-			f.insertVote(t, m.ID, f.users[2], "reject", *m.ApprovalDeadline)
-		}, ApprovalExpired, 1, 0, StateExpired},
-		{"approvals only", func(f *aprFixture, m *Message) {
-			f.insertVote(t, m.ID, f.users[1], "approve", m.CreatedAt.Add(5*time.Second))
-		}, ApprovalExpired, 1, 0, StateExpired},
-		{"no votes", func(*aprFixture, *Message) {}, ApprovalExpired, 0, 0, StateExpired},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			ctx := context.Background()
-			f := aprSetup(t, 3)
-			m := f.message(t, 3, 60)
-			tc.votes(f, m)
-			r := &aprResolver{}
+	forEachBackend(t, func(t *testing.T, dsn string) {
+		cases := []struct {
+			name       string
+			votes      func(f *aprFixture, m *Message) // recorded before the deadline passes
+			status     string
+			approvals  int
+			rejections int
+			state      string
+		}{
+			{"rejection before the deadline", func(f *aprFixture, m *Message) {
+				f.insertVote(t, m.ID, f.users[1], "approve", m.CreatedAt.Add(5*time.Second))
+				f.insertVote(t, m.ID, f.users[2], "reject", m.ApprovalDeadline.Add(-time.Millisecond))
+			}, ApprovalRejected, 1, 1, StateSubmitted},
+			{"rejection at the deadline is not counted", func(f *aprFixture, m *Message) {
+				f.insertVote(t, m.ID, f.users[1], "approve", m.CreatedAt.Add(5*time.Second))
+				f.insertVote(t, m.ID, f.users[2], "reject", *m.ApprovalDeadline)
+			}, ApprovalExpired, 1, 0, StateExpired},
+			{"approvals only", func(f *aprFixture, m *Message) {
+				f.insertVote(t, m.ID, f.users[1], "approve", m.CreatedAt.Add(5*time.Second))
+			}, ApprovalExpired, 1, 0, StateExpired},
+			{"no votes", func(*aprFixture, *Message) {}, ApprovalExpired, 0, 0, StateExpired},
+		}
+		for _, tc := range cases {
+			t.Run(tc.name, func(t *testing.T) {
+				ctx := context.Background()
+				f := aprSetup(t, freshDSN(t, dsn), 3)
+				m := f.message(t, 3, 60)
+				tc.votes(f, m)
+				r := &aprResolver{}
 
-			// Nothing closes before the deadline.
-			res, err := f.s.ExpireApprovals(ctx, m.ApprovalDeadline.Add(-time.Millisecond), r.resolve)
-			if err != nil || len(res) != 0 {
-				t.Fatalf("ExpireApprovals before the deadline = %v, %v; want nothing", res, err)
-			}
+				// Nothing closes before the deadline.
+				res, err := f.s.ExpireApprovals(ctx, m.ApprovalDeadline.Add(-time.Millisecond), r.resolve)
+				if err != nil || len(res) != 0 {
+					t.Fatalf("ExpireApprovals before the deadline = %v, %v; want nothing", res, err)
+				}
 
-			f.clock.Advance(61 * time.Second)
-			res, err = f.s.ExpireApprovals(ctx, f.clock.Now(), r.resolve)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(res) != 1 {
-				t.Fatalf("ExpireApprovals resolved %d approvals, want 1", len(res))
-			}
-			got := res[0]
-			if got.MessageID != m.ID || got.Status != tc.status || got.Approvals != tc.approvals ||
-				got.Rejections != tc.rejections || got.Required != 3 || len(got.Votes) != tc.approvals+tc.rejections {
-				t.Fatalf("resolution = %+v, want %s with %d/%d", got, tc.status, tc.approvals, tc.rejections)
-			}
-			if !got.At.Equal(*m.ApprovalDeadline) || got.TriggeredBy != "" {
-				t.Fatalf("resolution at %v triggered by %q, want at the deadline %v, by nobody", got.At, got.TriggeredBy, *m.ApprovalDeadline)
-			}
-			if calls := r.calledWith(); len(calls) != 1 || calls[0].Status != tc.status {
-				t.Fatalf("resolver calls = %+v, want one with status %s", calls, tc.status)
-			}
+				f.clock.Advance(61 * time.Second)
+				res, err = f.s.ExpireApprovals(ctx, f.clock.Now(), r.resolve)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(res) != 1 {
+					t.Fatalf("ExpireApprovals resolved %d approvals, want 1", len(res))
+				}
+				got := res[0]
+				if got.MessageID != m.ID || got.Status != tc.status || got.Approvals != tc.approvals ||
+					got.Rejections != tc.rejections || got.Required != 3 || len(got.Votes) != tc.approvals+tc.rejections {
+					t.Fatalf("resolution = %+v, want %s with %d/%d", got, tc.status, tc.approvals, tc.rejections)
+				}
+				if !got.At.Equal(*m.ApprovalDeadline) || got.TriggeredBy != "" {
+					t.Fatalf("resolution at %v triggered by %q, want at the deadline %v, by nobody", got.At, got.TriggeredBy, *m.ApprovalDeadline)
+				}
+				if calls := r.calledWith(); len(calls) != 1 || calls[0].Status != tc.status {
+					t.Fatalf("resolver calls = %+v, want one with status %s", calls, tc.status)
+				}
 
-			stored, err := f.s.Message(ctx, m.ID)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if stored.ApprovalStatus != tc.status || stored.State != tc.state {
-				t.Fatalf("stored approval/state = %s/%s, want %s/%s", stored.ApprovalStatus, stored.State, tc.status, tc.state)
-			}
-			if stored.Delivery == nil || f.count(t, "deliveries", m.ID) != 1 {
-				t.Fatalf("delivery = %+v, want one queued callback", stored.Delivery)
-			}
+				stored, err := f.s.Message(ctx, m.ID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if stored.ApprovalStatus != tc.status || stored.State != tc.state {
+					t.Fatalf("stored approval/state = %s/%s, want %s/%s", stored.ApprovalStatus, stored.State, tc.status, tc.state)
+				}
+				if stored.Delivery == nil || f.count(t, "deliveries", m.ID) != 1 {
+					t.Fatalf("delivery = %+v, want one queued callback", stored.Delivery)
+				}
 
-			// Exactly once: a second pass finds nothing.
-			if res, err := f.s.ExpireApprovals(ctx, f.clock.Now(), r.resolve); err != nil || len(res) != 0 {
-				t.Fatalf("second ExpireApprovals = %v, %v; want nothing", res, err)
-			}
-			if _, ok, err := f.s.NextApprovalDeadline(ctx); err != nil || ok {
-				t.Fatalf("NextApprovalDeadline = %v, %v; want none open", ok, err)
-			}
-			if n := len(r.calledWith()); n != 1 {
-				t.Fatalf("resolver called %d times, want 1", n)
-			}
-		})
-	}
+				// Exactly once: a second pass finds nothing.
+				if res, err := f.s.ExpireApprovals(ctx, f.clock.Now(), r.resolve); err != nil || len(res) != 0 {
+					t.Fatalf("second ExpireApprovals = %v, %v; want nothing", res, err)
+				}
+				if _, ok, err := f.s.NextApprovalDeadline(ctx); err != nil || ok {
+					t.Fatalf("NextApprovalDeadline = %v, %v; want none open", ok, err)
+				}
+				if n := len(r.calledWith()); n != 1 {
+					t.Fatalf("resolver called %d times, want 1", n)
+				}
+			})
+		}
+	})
 }
 
 func TestCastVoteAtOrAfterDeadline(t *testing.T) {
-	for _, late := range []time.Duration{0, time.Millisecond, time.Hour} {
-		t.Run(fmt.Sprint("deadline+", late), func(t *testing.T) {
-			ctx := context.Background()
-			f := aprSetup(t, 3)
-			m := f.message(t, 2, 60)
-			r := &aprResolver{}
-			early := Vote{UserID: f.users[0].ID, UserName: "user0", Action: "approve", RespondedAt: m.CreatedAt.Add(time.Second)}
-			if res, err := f.s.CastVote(ctx, m.ID, early, r.resolve); res != nil || err != nil {
-				t.Fatalf("vote in the window = %+v, %v; want pending", res, err)
-			}
-
-			// A rejection at or after the deadline does not count: the
-			// approval expires with the votes before it.
-			lateVote := Vote{UserID: f.users[1].ID, UserName: "user1", Action: "reject", RespondedAt: m.ApprovalDeadline.Add(late)}
-			res, err := f.s.CastVote(ctx, m.ID, lateVote, r.resolve)
-			if !errors.Is(err, ErrApprovalClosed) {
-				t.Fatalf("late vote error = %v, want ErrApprovalClosed", err)
-			}
-			if res == nil || res.Status != ApprovalExpired || res.Approvals != 1 || res.Rejections != 0 || len(res.Votes) != 1 ||
-				res.Votes[0].UserID != f.users[0].ID || !res.At.Equal(*m.ApprovalDeadline) {
-				t.Fatalf("late vote resolution = %+v, want expired at the deadline with user0's approval", res)
-			}
-			if calls := r.calledWith(); len(calls) != 1 || calls[0].Status != ApprovalExpired {
-				t.Fatalf("resolver calls = %+v, want one expired", calls)
-			}
-			if n := f.count(t, "votes", m.ID); n != 1 {
-				t.Fatalf("%d votes stored, want 1 (the late one not counted)", n)
-			}
-			stored, err := f.s.Message(ctx, m.ID)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if stored.ApprovalStatus != ApprovalExpired || stored.State != StateExpired || stored.Response != nil {
-				t.Fatalf("stored = %s/%s/%s, want expired/expired without response", stored.ApprovalStatus, stored.State, stored.Response)
-			}
-
-			// Closed for everyone now, whatever the vote's time.
-			again := Vote{UserID: f.users[2].ID, UserName: "user2", Action: "approve", RespondedAt: m.CreatedAt.Add(2 * time.Second)}
-			if res, err := f.s.CastVote(ctx, m.ID, again, r.resolve); res != nil || !errors.Is(err, ErrApprovalClosed) {
-				t.Fatalf("vote after expiry = %+v, %v; want ErrApprovalClosed", res, err)
-			}
-			if res, err := f.s.ExpireApprovals(ctx, f.clock.Now().Add(time.Hour), r.resolve); err != nil || len(res) != 0 {
-				t.Fatalf("ExpireApprovals after a late vote = %v, %v; want nothing", res, err)
-			}
-			if n := len(r.calledWith()); n != 1 {
-				t.Fatalf("resolver called %d times, want 1", n)
-			}
-		})
-	}
-}
-
-func TestCastVoteConcurrent(t *testing.T) {
-	const approvers, required, messages = 12, 4, 6
-	f := aprSetup(t, approvers)
-	ctx := context.Background()
-	type outcome struct {
-		msg int
-		res *Resolution
-		err error
-	}
-	cases := []struct {
-		name   string
-		action func(i int) string // the action of approver i
-	}{
-		{"all approve", func(int) string { return "approve" }},
-		{"some reject", func(i int) string {
-			if i%3 == 0 {
-				return "reject"
-			}
-			return "approve"
-		}},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			msgs := make([]*Message, messages)
-			for i := range msgs {
-				msgs[i] = f.message(t, required, 3600)
-			}
-			r := &aprResolver{}
-			out := make(chan outcome, messages*approvers)
-			start := make(chan struct{})
-			var wg sync.WaitGroup
-			for mi, m := range msgs {
-				for ui, u := range f.users {
-					wg.Add(1)
-					go func() {
-						defer wg.Done()
-						<-start
-						v := Vote{UserID: u.ID, UserName: u.Name, Action: tc.action(ui), RespondedAt: f.clock.Now()}
-						res, err := f.s.CastVote(ctx, m.ID, v, r.resolve)
-						out <- outcome{mi, res, err}
-					}()
+	forEachBackend(t, func(t *testing.T, dsn string) {
+		for _, late := range []time.Duration{0, time.Millisecond, time.Hour} {
+			t.Run(fmt.Sprint("deadline+", late), func(t *testing.T) {
+				ctx := context.Background()
+				f := aprSetup(t, freshDSN(t, dsn), 3)
+				m := f.message(t, 2, 60)
+				r := &aprResolver{}
+				early := Vote{UserID: f.users[0].ID, UserName: "user0", Action: "approve", RespondedAt: m.CreatedAt.Add(time.Second)}
+				if res, err := f.s.CastVote(ctx, m.ID, early, r.resolve); res != nil || err != nil {
+					t.Fatalf("vote in the window = %+v, %v; want pending", res, err)
 				}
-			}
-			close(start)
-			wg.Wait()
-			close(out)
 
-			resolutions := make([][]*Resolution, messages)
-			for o := range out {
-				switch {
-				case o.err == nil && o.res != nil:
-					resolutions[o.msg] = append(resolutions[o.msg], o.res)
-				case o.err == nil, errors.Is(o.err, ErrApprovalClosed) && o.res == nil:
-				default:
-					t.Fatalf("vote on %s = %+v, %v", msgs[o.msg].ID, o.res, o.err)
+				// A rejection at or after the deadline does not count: the
+				// approval expires with the votes before it.
+				lateVote := Vote{UserID: f.users[1].ID, UserName: "user1", Action: "reject", RespondedAt: m.ApprovalDeadline.Add(late)}
+				res, err := f.s.CastVote(ctx, m.ID, lateVote, r.resolve)
+				if !errors.Is(err, ErrApprovalClosed) {
+					t.Fatalf("late vote error = %v, want ErrApprovalClosed", err)
 				}
-			}
-			for mi, m := range msgs {
-				if len(resolutions[mi]) != 1 {
-					t.Fatalf("message %s: %d resolutions returned, want exactly 1", m.ID, len(resolutions[mi]))
+				if res == nil || res.Status != ApprovalExpired || res.Approvals != 1 || res.Rejections != 0 || len(res.Votes) != 1 ||
+					res.Votes[0].UserID != f.users[0].ID || !res.At.Equal(*m.ApprovalDeadline) {
+					t.Fatalf("late vote resolution = %+v, want expired at the deadline with user0's approval", res)
 				}
-				res := resolutions[mi][0]
-				counted := f.count(t, "votes", m.ID)
-				if len(res.Votes) != counted || res.Approvals+res.Rejections != counted {
-					t.Fatalf("message %s: resolution counts %d votes (%d/%d), %d stored", m.ID, len(res.Votes), res.Approvals, res.Rejections, counted)
+				if calls := r.calledWith(); len(calls) != 1 || calls[0].Status != ApprovalExpired {
+					t.Fatalf("resolver calls = %+v, want one expired", calls)
 				}
-				// The deciding vote is the last one: before it, the approval
-				// was still open.
-				switch {
-				case res.Status == ApprovalRejected && res.Rejections == 1 && res.Approvals < required:
-				case res.Status == ApprovalApproved && res.Rejections == 0 && res.Approvals == required:
-				default:
-					t.Fatalf("message %s: resolution %s with %d/%d", m.ID, res.Status, res.Approvals, res.Rejections)
+				if n := f.count(t, "votes", m.ID); n != 1 {
+					t.Fatalf("%d votes stored, want 1 (the late one not counted)", n)
 				}
 				stored, err := f.s.Message(ctx, m.ID)
 				if err != nil {
 					t.Fatal(err)
 				}
-				if stored.ApprovalStatus != res.Status || f.count(t, "deliveries", m.ID) != 1 {
-					t.Fatalf("message %s: stored status %q, %d deliveries; want %s and 1", m.ID, stored.ApprovalStatus,
-						f.count(t, "deliveries", m.ID), res.Status)
+				if stored.ApprovalStatus != ApprovalExpired || stored.State != StateExpired || stored.Response != nil {
+					t.Fatalf("stored = %s/%s/%s, want expired/expired without response", stored.ApprovalStatus, stored.State, stored.Response)
+				}
+
+				// Closed for everyone now, whatever the vote's time.
+				again := Vote{UserID: f.users[2].ID, UserName: "user2", Action: "approve", RespondedAt: m.CreatedAt.Add(2 * time.Second)}
+				if res, err := f.s.CastVote(ctx, m.ID, again, r.resolve); res != nil || !errors.Is(err, ErrApprovalClosed) {
+					t.Fatalf("vote after expiry = %+v, %v; want ErrApprovalClosed", res, err)
+				}
+				if res, err := f.s.ExpireApprovals(ctx, f.clock.Now().Add(time.Hour), r.resolve); err != nil || len(res) != 0 {
+					t.Fatalf("ExpireApprovals after a late vote = %v, %v; want nothing", res, err)
+				}
+				if n := len(r.calledWith()); n != 1 {
+					t.Fatalf("resolver called %d times, want 1", n)
+				}
+			})
+		}
+	})
+}
+
+func TestCastVoteConcurrent(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, dsn string) {
+		const approvers, required, messages = 12, 4, 6
+		f := aprSetup(t, dsn, approvers)
+		ctx := context.Background()
+		type outcome struct {
+			msg int
+			res *Resolution
+			err error
+		}
+		cases := []struct {
+			name   string
+			action func(i int) string // the action of approver i
+		}{
+			{"all approve", func(int) string { return "approve" }},
+			{"some reject", func(i int) string {
+				if i%3 == 0 {
+					return "reject"
+				}
+				return "approve"
+			}},
+		}
+		for _, tc := range cases {
+			t.Run(tc.name, func(t *testing.T) {
+				msgs := make([]*Message, messages)
+				for i := range msgs {
+					msgs[i] = f.message(t, required, 3600)
+				}
+				r := &aprResolver{}
+				out := make(chan outcome, messages*approvers)
+				start := make(chan struct{})
+				var wg sync.WaitGroup
+				for mi, m := range msgs {
+					for ui, u := range f.users {
+						wg.Add(1)
+						go func() {
+							defer wg.Done()
+							<-start
+							v := Vote{UserID: u.ID, UserName: u.Name, Action: tc.action(ui), RespondedAt: f.clock.Now()}
+							res, err := f.s.CastVote(ctx, m.ID, v, r.resolve)
+							out <- outcome{mi, res, err}
+						}()
+					}
+				}
+				close(start)
+				wg.Wait()
+				close(out)
+
+				resolutions := make([][]*Resolution, messages)
+				for o := range out {
+					switch {
+					case o.err == nil && o.res != nil:
+						resolutions[o.msg] = append(resolutions[o.msg], o.res)
+					case o.err == nil, errors.Is(o.err, ErrApprovalClosed) && o.res == nil:
+					default:
+						t.Fatalf("vote on %s = %+v, %v", msgs[o.msg].ID, o.res, o.err)
+					}
+				}
+				for mi, m := range msgs {
+					if len(resolutions[mi]) != 1 {
+						t.Fatalf("message %s: %d resolutions returned, want exactly 1", m.ID, len(resolutions[mi]))
+					}
+					res := resolutions[mi][0]
+					counted := f.count(t, "votes", m.ID)
+					if len(res.Votes) != counted || res.Approvals+res.Rejections != counted {
+						t.Fatalf("message %s: resolution counts %d votes (%d/%d), %d stored", m.ID, len(res.Votes), res.Approvals, res.Rejections, counted)
+					}
+					// The deciding vote is the last one: before it, the approval
+					// was still open.
+					switch {
+					case res.Status == ApprovalRejected && res.Rejections == 1 && res.Approvals < required:
+					case res.Status == ApprovalApproved && res.Rejections == 0 && res.Approvals == required:
+					default:
+						t.Fatalf("message %s: resolution %s with %d/%d", m.ID, res.Status, res.Approvals, res.Rejections)
+					}
+					stored, err := f.s.Message(ctx, m.ID)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if stored.ApprovalStatus != res.Status || f.count(t, "deliveries", m.ID) != 1 {
+						t.Fatalf("message %s: stored status %q, %d deliveries; want %s and 1", m.ID, stored.ApprovalStatus,
+							f.count(t, "deliveries", m.ID), res.Status)
+					}
+				}
+				if n := len(r.calledWith()); n != messages {
+					t.Fatalf("resolver called %d times for %d messages", n, messages)
+				}
+			})
+		}
+
+		t.Run("same approver many times", func(t *testing.T) {
+			m := f.message(t, 2, 3600)
+			r := &aprResolver{}
+			errs := make(chan error, 10)
+			var wg sync.WaitGroup
+			for range 10 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					v := Vote{UserID: f.users[1].ID, UserName: f.users[1].Name, Action: "approve", RespondedAt: f.clock.Now()}
+					res, err := f.s.CastVote(ctx, m.ID, v, r.resolve)
+					if res != nil {
+						err = fmt.Errorf("resolved %+v after one approval of two", res)
+					}
+					errs <- err
+				}()
+			}
+			wg.Wait()
+			close(errs)
+			ok, dup := 0, 0
+			for err := range errs {
+				switch {
+				case err == nil:
+					ok++
+				case errors.Is(err, ErrAlreadyVoted):
+					dup++
+				default:
+					t.Fatal(err)
 				}
 			}
-			if n := len(r.calledWith()); n != messages {
-				t.Fatalf("resolver called %d times for %d messages", n, messages)
+			if ok != 1 || dup != 9 || f.count(t, "votes", m.ID) != 1 || len(r.calledWith()) != 0 {
+				t.Fatalf("%d accepted, %d already voted, %d stored; want 1, 9, 1 and no resolution", ok, dup, f.count(t, "votes", m.ID))
 			}
 		})
-	}
-
-	t.Run("same approver many times", func(t *testing.T) {
-		m := f.message(t, 2, 3600)
-		r := &aprResolver{}
-		errs := make(chan error, 10)
-		var wg sync.WaitGroup
-		for range 10 {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				v := Vote{UserID: f.users[1].ID, UserName: f.users[1].Name, Action: "approve", RespondedAt: f.clock.Now()}
-				res, err := f.s.CastVote(ctx, m.ID, v, r.resolve)
-				if res != nil {
-					err = fmt.Errorf("resolved %+v after one approval of two", res)
-				}
-				errs <- err
-			}()
-		}
-		wg.Wait()
-		close(errs)
-		ok, dup := 0, 0
-		for err := range errs {
-			switch {
-			case err == nil:
-				ok++
-			case errors.Is(err, ErrAlreadyVoted):
-				dup++
-			default:
-				t.Fatal(err)
-			}
-		}
-		if ok != 1 || dup != 9 || f.count(t, "votes", m.ID) != 1 || len(r.calledWith()) != 0 {
-			t.Fatalf("%d accepted, %d already voted, %d stored; want 1, 9, 1 and no resolution", ok, dup, f.count(t, "votes", m.ID))
-		}
 	})
 }

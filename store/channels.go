@@ -296,12 +296,12 @@ func (s *Store) DeleteChannel(ctx context.Context, userID, id string) error {
 	err := s.update(ctx, func(tx *writeTx) error {
 		now := ms(s.now())
 		if _, err := tx.Exec(`INSERT INTO events (user_id, type, message_id, channel_id, created_at)
-			SELECT ?1, ?2, m.id, m.channel_id, ?3 FROM messages m WHERE m.channel_id = ?4
+			SELECT ?1, ?2, m.id, m.channel_id, CAST(?3 AS BIGINT) FROM messages m WHERE m.channel_id = ?4
 				AND EXISTS (SELECT 1 FROM channels WHERE id = ?4 AND user_id = ?1)`, userID, EventDeleted, now, id); err != nil {
 			return err
 		}
 		if _, err := tx.Exec(`INSERT INTO events (user_id, type, message_id, channel_id, created_at)
-			SELECT j.value, ?2, m.id, m.channel_id, ?3 FROM messages m, json_each(m.approval, '$.approvers') j
+			SELECT j.value, ?2, m.id, m.channel_id, CAST(?3 AS BIGINT) FROM messages m, `+s.approvers("m")+`
 			WHERE m.channel_id = ?4 AND j.value != ?1
 				AND EXISTS (SELECT 1 FROM channels WHERE id = ?4 AND user_id = ?1)`, userID, EventDeleted, now, id); err != nil {
 			return err

@@ -70,7 +70,13 @@ func (s *Store) insertDelivery(tx *writeTx, messageID string, d *NewDelivery, no
 
 // ReleaseLeases frees every claim. The server calls it at start: claims left
 // by a process that died are then due at once instead of after their lease.
+//
+// On PostgreSQL it does nothing: other replicas' claims are alive, and a
+// dead replica's come back when their lease runs out.
 func (s *Store) ReleaseLeases(ctx context.Context) error {
+	if s.pg {
+		return nil
+	}
 	_, err := s.sweep(ctx, "release leases", "UPDATE deliveries SET lease_until = NULL WHERE lease_until IS NOT NULL")
 	return err
 }
@@ -84,7 +90,7 @@ func (s *Store) ClaimDeliveries(ctx context.Context, n int, lease time.Duration)
 		rows, err := tx.Query(`UPDATE deliveries SET lease_until = ?
 			WHERE id IN (SELECT id FROM deliveries
 				WHERE state = ? AND next_attempt_at <= ? AND (lease_until IS NULL OR lease_until <= ?)
-				ORDER BY next_attempt_at LIMIT ?)
+				ORDER BY next_attempt_at LIMIT ?`+s.skipLocked()+`)
 			RETURNING id, message_id, channel_id, event, url, body, attempts`,
 			ms(now.Add(lease)), DeliveryPending, ms(now), ms(now), n)
 		if err != nil {

@@ -3,6 +3,7 @@ package store
 import (
 	"errors"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 )
@@ -15,6 +16,9 @@ var ErrLimit = errors.New("store: limit reached")
 
 // isUnique reports whether err is a UNIQUE or PRIMARY KEY violation.
 func isUnique(err error) bool {
+	if pgCode(err) == "23505" { // unique_violation
+		return true
+	}
 	var se *sqlite.Error
 	if !errors.As(err, &se) {
 		return false
@@ -26,6 +30,18 @@ func isUnique(err error) bool {
 // isForeignKey reports whether err is a FOREIGN KEY violation: the row
 // referred to is gone.
 func isForeignKey(err error) bool {
+	if pgCode(err) == "23503" { // foreign_key_violation
+		return true
+	}
 	var se *sqlite.Error
 	return errors.As(err, &se) && se.Code() == sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY
+}
+
+// pgCode is the SQLSTATE of a PostgreSQL error, "" for any other error.
+func pgCode(err error) string {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.Code
+	}
+	return ""
 }

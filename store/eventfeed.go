@@ -10,10 +10,17 @@ import (
 const eventColumns = "id, user_id, type, message_id, channel_id, created_at"
 
 // EventHorizon is the newest event id handed out: with one writer, every
-// event with an id up to it is committed once a commit is seen.
+// event with an id up to it is committed once a commit is seen. On
+// PostgreSQL a sequence hands ids out before their transaction commits, so
+// it is the newest committed event instead: writer transactions commit one
+// at a time (postgres.go), so every smaller id has committed or never will.
 func (s *Store) EventHorizon(ctx context.Context) (int64, error) {
+	q := `SELECT COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'events'), 0)`
+	if s.pg {
+		q = `SELECT COALESCE(MAX(id), 0) FROM events`
+	}
 	var n int64
-	err := s.read.QueryRowContext(ctx, `SELECT COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'events'), 0)`).Scan(&n)
+	err := s.read.QueryRowContext(ctx, q).Scan(&n)
 	if err != nil {
 		return 0, fmt.Errorf("store: event horizon: %w", err)
 	}

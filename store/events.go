@@ -31,9 +31,9 @@ type Event struct {
 // approver of the message, inside tx.
 func (s *Store) insertEvent(tx *writeTx, typ, id string) error {
 	_, err := tx.Exec(`INSERT INTO events (user_id, type, message_id, channel_id, created_at)
-		SELECT c.user_id, ?1, m.id, m.channel_id, ?2 FROM messages m JOIN channels c ON c.id = m.channel_id WHERE m.id = ?3
+		SELECT c.user_id, ?1, m.id, m.channel_id, CAST(?2 AS BIGINT) FROM messages m JOIN channels c ON c.id = m.channel_id WHERE m.id = ?3
 		UNION
-		SELECT j.value, ?1, m.id, m.channel_id, ?2 FROM messages m, json_each(m.approval, '$.approvers') j WHERE m.id = ?3`,
+		SELECT j.value, ?1, m.id, m.channel_id, CAST(?2 AS BIGINT) FROM messages m, `+s.approvers("m")+` WHERE m.id = ?3`,
 		typ, ms(s.now()), id)
 	if err != nil {
 		return fmt.Errorf("record event: %w", err)

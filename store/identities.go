@@ -129,7 +129,7 @@ func (s *Store) claimEmail(tx *writeTx, in OIDCSignIn, now time.Time) (*User, bo
 	}
 	created := false
 	var ownVerified bool
-	u, err := scanUser(tx.QueryRow("SELECT "+userCols+", u.email_verified FROM users u WHERE u.email = ?", in.Email), &ownVerified)
+	u, err := scanUser(tx.QueryRow("SELECT "+userCols+", u.email_verified FROM users u WHERE "+s.userEmail()+" = "+s.emailArg(), in.Email), &ownVerified)
 	switch {
 	case err == nil && !(in.LinkByEmail && ownVerified):
 		return nil, false, ErrEmailTaken

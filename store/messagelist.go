@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -145,6 +146,9 @@ func (s *Store) userPositions(ctx context.Context, userID string, before int64, 
 
 // searchPositions walks the full-text index backwards from before.
 func (s *Store) searchPositions(ctx context.Context, q MessageQuery, before int64, n int) ([]int64, int, error) {
+	if s.pg {
+		return s.searchPositionsPG(ctx, q, before, n)
+	}
 	match, err := searchMatch(q)
 	if err != nil {
 		return nil, 0, err
@@ -211,7 +215,7 @@ func (s *Store) positions(ctx context.Context, query string, args ...any) ([]int
 // countUpTo counts the rows of query, stopping past TotalCap.
 func (s *Store) countUpTo(ctx context.Context, query string, args ...any) (int, error) {
 	var n int
-	err := s.read.QueryRowContext(ctx, "SELECT count(*) FROM ("+query+" LIMIT "+strconv.Itoa(TotalCap+1)+")", args...).Scan(&n)
+	err := s.read.QueryRowContext(ctx, "SELECT count(*) FROM ("+query+" LIMIT "+strconv.Itoa(TotalCap+1)+") AS matches", args...).Scan(&n)
 	return n, err
 }
 
@@ -274,19 +278,11 @@ func (s *Store) IndexForSearch(ctx context.Context, n int) (int, error) {
 			return err
 		}
 		var to sql.NullInt64
-		if err := tx.QueryRow(`SELECT MAX(rowid) FROM (SELECT rowid FROM messages WHERE rowid > ? ORDER BY rowid LIMIT ?)`,
+		if err := tx.QueryRow(`SELECT MAX(rowid) FROM (SELECT rowid FROM messages WHERE rowid > ? ORDER BY rowid LIMIT ?) AS next`,
 			from, n).Scan(&to); err != nil || !to.Valid {
 			return err
 		}
-		// A message leaves the index with the values it was indexed
-		// with: these columns must be computed exactly as the
-		// messages_unindex trigger computes them (migration 0014).
-		res, err := tx.Exec(`INSERT INTO messages_fts (rowid, title, body, readers, channel)
-			SELECT m.rowid, m.title, m.body,
-				c.user_id || COALESCE((SELECT ' ' || group_concat(j.value, ' ') FROM json_each(m.approval, '$.approvers') j), ''),
-				m.channel_id
-			FROM messages m JOIN channels c ON c.id = m.channel_id
-			WHERE m.rowid > ? AND m.rowid <= ?`, from, to.Int64)
+		res, err := tx.Exec(s.indexMessages(), from, to.Int64)
 		if err != nil {
 			return err
 		}
@@ -300,4 +296,88 @@ func (s *Store) IndexForSearch(ctx context.Context, n int) (int, error) {
 		return 0, fmt.Errorf("store: index for search: %w", err)
 	}
 	return int(added), nil
+}
+
+// indexMessages adds the messages with ? < rowid <= ? to the search index.
+func (s *Store) indexMessages() string {
+	if s.pg {
+		// herald_words (the PostgreSQL schema) splits as searchWordsPG does.
+		return `INSERT INTO messages_fts (rowid, words, readers, channel)
+			SELECT m.rowid, herald_words(m.title || ' ' || m.body),
+				ARRAY[c.user_id] || ARRAY(SELECT j.value FROM ` + s.approvers("m") + `),
+				m.channel_id
+			FROM messages m JOIN channels c ON c.id = m.channel_id
+			WHERE m.rowid > ? AND m.rowid <= ?
+			ON CONFLICT (rowid) DO NOTHING`
+	}
+	// A message leaves the index with the values it was indexed with: these
+	// columns must be computed exactly as the messages_unindex trigger
+	// computes them (migration 0014).
+	return `INSERT INTO messages_fts (rowid, title, body, readers, channel)
+		SELECT m.rowid, m.title, m.body,
+			c.user_id || COALESCE((SELECT ' ' || group_concat(j.value, ' ') FROM json_each(m.approval, '$.approvers') j), ''),
+			m.channel_id
+		FROM messages m JOIN channels c ON c.id = m.channel_id
+		WHERE m.rowid > ? AND m.rowid <= ?`
+}
+
+// searchPositionsPG is searchPositions on PostgreSQL, where the index is a
+// table of each message's words (a tsvector), readers and channel.
+func (s *Store) searchPositionsPG(ctx context.Context, q MessageQuery, before int64, n int) ([]int64, int, error) {
+	query, err := searchQueryPG(q.Search)
+	if err != nil || query == "" {
+		return nil, 0, err
+	}
+	reader := q.UserID
+	if q.Approver != "" {
+		reader = q.Approver
+	}
+	where := "readers @> ARRAY[CAST(? AS TEXT)] AND words @@ CAST(? AS tsquery)"
+	args := []any{reader, query}
+	if q.ChannelID != "" {
+		where += " AND channel = ?"
+		args = append(args, q.ChannelID)
+	}
+	pos, err := s.positions(ctx, "SELECT rowid FROM messages_fts WHERE "+where+" AND rowid < ? ORDER BY rowid DESC LIMIT ? OFFSET ?",
+		append(args, before, n, q.Offset)...)
+	if err != nil {
+		return nil, 0, err
+	}
+	total, err := s.countUpTo(ctx, "SELECT 1 FROM messages_fts WHERE "+where, args...)
+	return pos, total, err
+}
+
+// searchQueryPG turns a search into a tsquery with the rules of searchMatch:
+// every word, a word ending in * of 3 characters or more as a word's start.
+// A search word is split into the index's words (letters, digits and _,
+// lower-cased, as herald_words splits a message), each of which must be
+// there.
+func searchQueryPG(search string) (string, error) {
+	fields := strings.Fields(search)
+	if len(fields) == 0 {
+		return "", ErrBadSearch
+	}
+	var terms []string
+	for _, w := range fields {
+		prefix := false
+		if stem := strings.TrimRight(w, "*"); stem != w && utf8.RuneCountInString(stem) >= 3 {
+			w, prefix = stem, true
+		}
+		words := searchWordsPG(w)
+		for i, word := range words {
+			term := "'" + word + "'"
+			if prefix && i == len(words)-1 {
+				term += ":*"
+			}
+			terms = append(terms, term)
+		}
+	}
+	return strings.Join(terms, " & "), nil // "": only signs, which no message's words hold
+}
+
+// searchWordsPG splits s into lower-cased runs of letters, digits and _.
+func searchWordsPG(s string) []string {
+	return strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '_'
+	})
 }

@@ -25,13 +25,22 @@ type listFixture struct {
 func fillTitled(t testing.TB, s *Store, ch *Channel, n int, prefix, approver string) {
 	t.Helper()
 	err := s.update(context.Background(), func(tx *writeTx) error {
-		_, err := tx.Exec(`WITH RECURSIVE seq(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM seq WHERE i < ?1)
+		q := `WITH RECURSIVE seq(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM seq WHERE i < ?1)
 			INSERT INTO messages (id, channel_id, title, body, priority, actions, callback_url, muted, state, created_at, approval)
 			SELECT printf('msg_%s_%08d', ?2, i), ?2, ?3 || ' ' || i,
 				CASE WHEN i % 7 = 0 THEN 'pods restarted on kubernetes node ' || i ELSE 'all fine ' || i END,
 				'normal', '[]', NULL, 1, 'pending', i,
 				CASE WHEN ?4 != '' AND i % 2 = 0 THEN json_object('required_count', 1, 'approvers', json_array(?4), 'window_seconds', 3600) END
-			FROM seq`, n, ch.ID, prefix, approver)
+			FROM seq`
+		if s.pg {
+			q = `INSERT INTO messages (id, channel_id, title, body, priority, actions, callback_url, muted, state, created_at, approval)
+			SELECT 'msg_' || ?2 || '_' || lpad(i::text, 8, '0'), ?2, ?3 || ' ' || i,
+				CASE WHEN i % 7 = 0 THEN 'pods restarted on kubernetes node ' || i ELSE 'all fine ' || i END,
+				'normal', '[]', NULL, 1, 'pending', i,
+				CASE WHEN ?4 != '' AND i % 2 = 0 THEN json_build_object('required_count', 1, 'approvers', json_build_array(?4::text), 'window_seconds', 3600)::text END
+			FROM generate_series(1, ?1::int) AS seq(i)`
+		}
+		_, err := tx.Exec(q, n, ch.ID, prefix, approver)
 		return err
 	})
 	if err != nil {
@@ -39,10 +48,10 @@ func fillTitled(t testing.TB, s *Store, ch *Channel, n int, prefix, approver str
 	}
 }
 
-func newListFixture(t *testing.T, bigN int) *listFixture {
+func newListFixture(t *testing.T, dsn string, bigN int) *listFixture {
 	t.Helper()
 	ctx := context.Background()
-	f := &listFixture{s: openFoundation(t, filepath.Join(t.TempDir(), "herald.db"), Options{})}
+	f := &listFixture{s: openFoundation(t, dsn, Options{})}
 	f.ann, f.bob = &User{Email: "ann@example.com", Plan: "free"}, &User{Email: "bob@example.com", Plan: "free"}
 	for _, u := range []*User{f.ann, f.bob} {
 		if err := f.s.CreateUser(ctx, u); err != nil {
@@ -97,70 +106,72 @@ func pageAll(t *testing.T, s *Store, q MessageQuery) []string {
 
 func TestListMessagesPaging(t *testing.T) {
 	t.Parallel()
-	f := newListFixture(t, 10500)
-	ctx := context.Background()
+	forEachBackend(t, func(t *testing.T, dsn string) {
+		f := newListFixture(t, dsn, 10500)
+		ctx := context.Background()
 
-	// A channel, page by page: every message once, newest first.
-	titles := pageAll(t, f.s, MessageQuery{UserID: f.ann.ID, ChannelID: f.small.ID, Limit: 60})
-	if len(titles) != 250 || titles[0] != "Disk 250" || titles[249] != "Disk 1" {
-		t.Fatalf("small channel: %d titles, %q .. %q", len(titles), titles[0], titles[len(titles)-1])
-	}
-	for i, title := range titles {
-		if want := fmt.Sprintf("Disk %d", 250-i); title != want {
-			t.Fatalf("title %d = %q, want %q", i, title, want)
+		// A channel, page by page: every message once, newest first.
+		titles := pageAll(t, f.s, MessageQuery{UserID: f.ann.ID, ChannelID: f.small.ID, Limit: 60})
+		if len(titles) != 250 || titles[0] != "Disk 250" || titles[249] != "Disk 1" {
+			t.Fatalf("small channel: %d titles, %q .. %q", len(titles), titles[0], titles[len(titles)-1])
 		}
-	}
+		for i, title := range titles {
+			if want := fmt.Sprintf("Disk %d", 250-i); title != want {
+				t.Fatalf("title %d = %q, want %q", i, title, want)
+			}
+		}
 
-	// All of a user's channels merge by commit order; other users' stay out.
-	all := pageAll(t, f.s, MessageQuery{UserID: f.ann.ID, Limit: 200})
-	if len(all) != 10500+250+300 {
-		t.Fatalf("ann's list has %d messages, want %d", len(all), 11050)
-	}
-	if all[0] != "Deploy 300" || all[len(all)-1] != "Backup 1" {
-		t.Fatalf("ann's list runs %q .. %q", all[0], all[len(all)-1])
-	}
+		// All of a user's channels merge by commit order; other users' stay out.
+		all := pageAll(t, f.s, MessageQuery{UserID: f.ann.ID, Limit: 200})
+		if len(all) != 10500+250+300 {
+			t.Fatalf("ann's list has %d messages, want %d", len(all), 11050)
+		}
+		if all[0] != "Deploy 300" || all[len(all)-1] != "Backup 1" {
+			t.Fatalf("ann's list runs %q .. %q", all[0], all[len(all)-1])
+		}
 
-	// Offset still works, and agrees with the cursor.
-	page, err := f.s.ListMessages(ctx, MessageQuery{UserID: f.ann.ID, Limit: 5, Offset: 310})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := page.Messages[0].Title; got != all[310] {
-		t.Fatalf("offset 310 starts at %q, want %q", got, all[310])
-	}
-
-	// Totals: exact for small lists, capped for large ones.
-	for _, tc := range []struct {
-		q     MessageQuery
-		total int
-		exact bool
-	}{
-		{MessageQuery{UserID: f.ann.ID, ChannelID: f.small.ID, Limit: 1}, 250, true},
-		{MessageQuery{UserID: f.ann.ID, ChannelID: f.big.ID, Limit: 1}, TotalCap, false},
-		{MessageQuery{UserID: f.ann.ID, Limit: 1}, TotalCap, false},
-		{MessageQuery{UserID: f.bob.ID, ChannelID: f.approvals.ID, Approver: f.bob.ID, Limit: 1}, 150, true},
-	} {
-		page, err := f.s.ListMessages(ctx, tc.q)
+		// Offset still works, and agrees with the cursor.
+		page, err := f.s.ListMessages(ctx, MessageQuery{UserID: f.ann.ID, Limit: 5, Offset: 310})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if page.Total != tc.total || page.TotalExact != tc.exact {
-			t.Errorf("%+v: total %d exact %v, want %d %v", tc.q, page.Total, page.TotalExact, tc.total, tc.exact)
+		if got := page.Messages[0].Title; got != all[310] {
+			t.Fatalf("offset 310 starts at %q, want %q", got, all[310])
 		}
-	}
 
-	// The approver's view: exactly the messages whose rule names them.
-	mine := pageAll(t, f.s, MessageQuery{UserID: f.bob.ID, ChannelID: f.approvals.ID, Approver: f.bob.ID, Limit: 40})
-	if len(mine) != 150 || mine[0] != "Deploy 300" || mine[149] != "Deploy 2" {
-		t.Fatalf("approver's list: %d, %q .. %q", len(mine), mine[0], mine[len(mine)-1])
-	}
+		// Totals: exact for small lists, capped for large ones.
+		for _, tc := range []struct {
+			q     MessageQuery
+			total int
+			exact bool
+		}{
+			{MessageQuery{UserID: f.ann.ID, ChannelID: f.small.ID, Limit: 1}, 250, true},
+			{MessageQuery{UserID: f.ann.ID, ChannelID: f.big.ID, Limit: 1}, TotalCap, false},
+			{MessageQuery{UserID: f.ann.ID, Limit: 1}, TotalCap, false},
+			{MessageQuery{UserID: f.bob.ID, ChannelID: f.approvals.ID, Approver: f.bob.ID, Limit: 1}, 150, true},
+		} {
+			page, err := f.s.ListMessages(ctx, tc.q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if page.Total != tc.total || page.TotalExact != tc.exact {
+				t.Errorf("%+v: total %d exact %v, want %d %v", tc.q, page.Total, page.TotalExact, tc.total, tc.exact)
+			}
+		}
+
+		// The approver's view: exactly the messages whose rule names them.
+		mine := pageAll(t, f.s, MessageQuery{UserID: f.bob.ID, ChannelID: f.approvals.ID, Approver: f.bob.ID, Limit: 40})
+		if len(mine) != 150 || mine[0] != "Deploy 300" || mine[149] != "Deploy 2" {
+			t.Fatalf("approver's list: %d, %q .. %q", len(mine), mine[0], mine[len(mine)-1])
+		}
+	})
 }
 
 // TestListQueryPlans checks that every list walks an index from its cursor
 // and sorts nothing: the cost of a page does not grow with the table.
 func TestListQueryPlans(t *testing.T) {
 	t.Parallel()
-	f := newListFixture(t, 2000)
+	f := newListFixture(t, filepath.Join(t.TempDir(), "herald.db"), 2000)
 	ctx := context.Background()
 	for name, q := range map[string]string{
 		"channel":  `SELECT rowid FROM messages WHERE channel_id = 'x' AND rowid < 5 ORDER BY rowid DESC LIMIT 51`,
@@ -200,76 +211,78 @@ func TestListQueryPlans(t *testing.T) {
 
 func TestSearchMessages(t *testing.T) {
 	t.Parallel()
-	f := newListFixture(t, 700)
-	ctx := context.Background()
-	search := func(q MessageQuery) []string {
-		t.Helper()
-		q.Limit = 50
-		return pageAll(t, f.s, q)
-	}
-
-	// Words by prefix, case-insensitive, in title or body; readers only.
-	got := search(MessageQuery{UserID: f.ann.ID, Search: "KUBER*"})
-	if want := 700/7 + 250/7 + 300/7; len(got) != want {
-		t.Fatalf("ann's kubernetes search: %d results, want %d", len(got), want)
-	}
-	if got := search(MessageQuery{UserID: f.ann.ID, Search: "Kubernetes"}); len(got) != 700/7+250/7+300/7 {
-		t.Fatalf("whole-word search found %d", len(got))
-	}
-	if got := search(MessageQuery{UserID: f.ann.ID, Search: "kuber"}); len(got) != 0 {
-		t.Fatalf("a word's start without * found %d", len(got))
-	}
-	if got := search(MessageQuery{UserID: f.ann.ID, Search: "ku*"}); len(got) != 0 {
-		t.Fatalf("a 2-character start found %d; starts need 3", len(got))
-	}
-	if got := search(MessageQuery{UserID: f.ann.ID, Search: "backup 699"}); len(got) != 1 || got[0] != "Backup 699" {
-		t.Fatalf(`"backup 699" found %q, want ann's message only`, got)
-	}
-	if got := search(MessageQuery{UserID: f.bob.ID, Search: "backup 499"}); len(got) != 1 {
-		t.Fatalf(`bob's "backup 499" found %q`, got)
-	}
-	if got := search(MessageQuery{UserID: f.bob.ID, Search: "backup 600"}); len(got) != 0 {
-		t.Fatalf("bob finds ann's messages: %q", got)
-	}
-	// Within a channel; and an approver finds the messages they approve.
-	if got := search(MessageQuery{UserID: f.ann.ID, ChannelID: f.small.ID, Search: "disk"}); len(got) != 250 {
-		t.Fatalf("channel search found %d, want 250", len(got))
-	}
-	if got := search(MessageQuery{UserID: f.bob.ID, ChannelID: f.approvals.ID, Approver: f.bob.ID, Search: "deploy"}); len(got) != 150 {
-		t.Fatalf("approver search found %d, want 150", len(got))
-	}
-	// Query syntax in the words is only text.
-	for _, q := range []string{`"`, `backup OR disk`, `title:x`, `*`, `NEAR(a b)`, `a AND`} {
-		if _, err := f.s.ListMessages(ctx, MessageQuery{UserID: f.ann.ID, Search: q, Limit: 5}); err != nil {
-			t.Errorf("search %q: %v", q, err)
+	forEachBackend(t, func(t *testing.T, dsn string) {
+		f := newListFixture(t, dsn, 700)
+		ctx := context.Background()
+		search := func(q MessageQuery) []string {
+			t.Helper()
+			q.Limit = 50
+			return pageAll(t, f.s, q)
 		}
-	}
 
-	// Deleting a message removes it from search at once; a new message in
-	// its (reused) place is indexed by the next run.
-	newest, err := f.s.ListMessages(ctx, MessageQuery{UserID: f.bob.ID, ChannelID: f.bobs.ID, Limit: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := f.s.DeleteMessage(ctx, f.bob.ID, newest.Messages[0].ID); err != nil {
-		t.Fatal(err)
-	}
-	if got := search(MessageQuery{UserID: f.bob.ID, Search: "backup 500"}); len(got) != 0 {
-		t.Fatalf("deleted message still found: %q", got)
-	}
-	m := &Message{ChannelID: f.bobs.ID, Title: "Zebra crossing", Priority: "normal"}
-	if err := f.s.CreateMessage(ctx, m); err != nil {
-		t.Fatal(err)
-	}
-	if got := search(MessageQuery{UserID: f.bob.ID, Search: "zebra"}); len(got) != 0 {
-		t.Fatalf("found before indexing: %q", got)
-	}
-	if n, err := f.s.IndexForSearch(ctx, 100); err != nil || n != 1 {
-		t.Fatalf("IndexForSearch = %d, %v; want 1 new message", n, err)
-	}
-	if got := search(MessageQuery{UserID: f.bob.ID, Search: "zeb*"}); len(got) != 1 {
-		t.Fatalf("new message in a reused place: found %q", got)
-	}
+		// Words by prefix, case-insensitive, in title or body; readers only.
+		got := search(MessageQuery{UserID: f.ann.ID, Search: "KUBER*"})
+		if want := 700/7 + 250/7 + 300/7; len(got) != want {
+			t.Fatalf("ann's kubernetes search: %d results, want %d", len(got), want)
+		}
+		if got := search(MessageQuery{UserID: f.ann.ID, Search: "Kubernetes"}); len(got) != 700/7+250/7+300/7 {
+			t.Fatalf("whole-word search found %d", len(got))
+		}
+		if got := search(MessageQuery{UserID: f.ann.ID, Search: "kuber"}); len(got) != 0 {
+			t.Fatalf("a word's start without * found %d", len(got))
+		}
+		if got := search(MessageQuery{UserID: f.ann.ID, Search: "ku*"}); len(got) != 0 {
+			t.Fatalf("a 2-character start found %d; starts need 3", len(got))
+		}
+		if got := search(MessageQuery{UserID: f.ann.ID, Search: "backup 699"}); len(got) != 1 || got[0] != "Backup 699" {
+			t.Fatalf(`"backup 699" found %q, want ann's message only`, got)
+		}
+		if got := search(MessageQuery{UserID: f.bob.ID, Search: "backup 499"}); len(got) != 1 {
+			t.Fatalf(`bob's "backup 499" found %q`, got)
+		}
+		if got := search(MessageQuery{UserID: f.bob.ID, Search: "backup 600"}); len(got) != 0 {
+			t.Fatalf("bob finds ann's messages: %q", got)
+		}
+		// Within a channel; and an approver finds the messages they approve.
+		if got := search(MessageQuery{UserID: f.ann.ID, ChannelID: f.small.ID, Search: "disk"}); len(got) != 250 {
+			t.Fatalf("channel search found %d, want 250", len(got))
+		}
+		if got := search(MessageQuery{UserID: f.bob.ID, ChannelID: f.approvals.ID, Approver: f.bob.ID, Search: "deploy"}); len(got) != 150 {
+			t.Fatalf("approver search found %d, want 150", len(got))
+		}
+		// Query syntax in the words is only text.
+		for _, q := range []string{`"`, `backup OR disk`, `title:x`, `*`, `NEAR(a b)`, `a AND`} {
+			if _, err := f.s.ListMessages(ctx, MessageQuery{UserID: f.ann.ID, Search: q, Limit: 5}); err != nil {
+				t.Errorf("search %q: %v", q, err)
+			}
+		}
+
+		// Deleting a message removes it from search at once; a new message in
+		// its (reused) place is indexed by the next run.
+		newest, err := f.s.ListMessages(ctx, MessageQuery{UserID: f.bob.ID, ChannelID: f.bobs.ID, Limit: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := f.s.DeleteMessage(ctx, f.bob.ID, newest.Messages[0].ID); err != nil {
+			t.Fatal(err)
+		}
+		if got := search(MessageQuery{UserID: f.bob.ID, Search: "backup 500"}); len(got) != 0 {
+			t.Fatalf("deleted message still found: %q", got)
+		}
+		m := &Message{ChannelID: f.bobs.ID, Title: "Zebra crossing", Priority: "normal"}
+		if err := f.s.CreateMessage(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+		if got := search(MessageQuery{UserID: f.bob.ID, Search: "zebra"}); len(got) != 0 {
+			t.Fatalf("found before indexing: %q", got)
+		}
+		if n, err := f.s.IndexForSearch(ctx, 100); err != nil || n != 1 {
+			t.Fatalf("IndexForSearch = %d, %v; want 1 new message", n, err)
+		}
+		if got := search(MessageQuery{UserID: f.bob.ID, Search: "zeb*"}); len(got) != 1 {
+			t.Fatalf("new message in a reused place: found %q", got)
+		}
+	})
 }
 
 // TestSearchIndexForgetsEveryDeletedMessage deletes messages in every way
@@ -279,125 +292,136 @@ func TestSearchMessages(t *testing.T) {
 // (rowid) is reused by someone else's message.
 func TestSearchIndexForgetsEveryDeletedMessage(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	f := newListFixture(t, 70)
-	s := f.s
-	indexed := func(word string) []int64 {
-		t.Helper()
-		var ids []int64
-		rows, err := s.read.QueryContext(ctx, "SELECT rowid FROM messages_fts WHERE messages_fts MATCH ?", `"`+word+`"`)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var id int64
-			if err := rows.Scan(&id); err != nil {
-				t.Fatal(err)
+	forEachBackend(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		f := newListFixture(t, dsn, 70)
+		s := f.s
+		indexed := func(word string) []int64 {
+			t.Helper()
+			var ids []int64
+			q, args := "SELECT rowid FROM messages_fts WHERE messages_fts MATCH ?", []any{`"` + word + `"`}
+			if s.pg {
+				q, args = "SELECT rowid FROM messages_fts WHERE words @@ CAST(? AS tsquery) OR ? = ANY(readers)", []any{"'" + strings.ToLower(word) + "'", word}
 			}
-			ids = append(ids, id)
-		}
-		return ids
-	}
-	indexAll := func() {
-		t.Helper()
-		for {
-			n, err := s.IndexForSearch(ctx, 1000)
+			rows, err := s.read.QueryContext(ctx, q, args...)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if n == 0 {
-				return
+			defer rows.Close()
+			for rows.Next() {
+				var id int64
+				if err := rows.Scan(&id); err != nil {
+					t.Fatal(err)
+				}
+				ids = append(ids, id)
+			}
+			return ids
+		}
+		indexAll := func() {
+			t.Helper()
+			for {
+				n, err := s.IndexForSearch(ctx, 1000)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if n == 0 {
+					return
+				}
 			}
 		}
-	}
-	send := func(ch *Channel, title string, approvers ...string) *Message {
-		t.Helper()
-		m := &Message{ChannelID: ch.ID, Title: title, Body: "body of " + title, Priority: "normal"}
-		if len(approvers) > 0 {
-			m.Approval = &ApprovalRule{RequiredCount: 1, Approvers: approvers, WindowSeconds: 3600}
+		send := func(ch *Channel, title string, approvers ...string) *Message {
+			t.Helper()
+			m := &Message{ChannelID: ch.ID, Title: title, Body: "body of " + title, Priority: "normal"}
+			if len(approvers) > 0 {
+				m.Approval = &ApprovalRule{RequiredCount: 1, Approvers: approvers, WindowSeconds: 3600}
+			}
+			if err := s.CreateMessage(ctx, m); err != nil {
+				t.Fatal(err)
+			}
+			return m
 		}
-		if err := s.CreateMessage(ctx, m); err != nil {
+		mustGo := func(word string) {
+			t.Helper()
+			if got := indexed(word); len(got) != 0 {
+				t.Fatalf("%q is still in the search index at %v", word, got)
+			}
+		}
+
+		// One message, with approvers among its readers.
+		one := send(f.approvals, "zebra", f.bob.ID)
+		indexAll()
+		if got := indexed("zebra"); len(got) != 1 {
+			t.Fatalf("zebra indexed at %v", got)
+		}
+		if err := s.DeleteMessage(ctx, f.ann.ID, one.ID); err != nil {
 			t.Fatal(err)
 		}
-		return m
-	}
-	mustGo := func(word string) {
-		t.Helper()
-		if got := indexed(word); len(got) != 0 {
-			t.Fatalf("%q is still in the search index at %v", word, got)
+		mustGo("zebra")
+		mustGo("body")
+
+		// Retention: the fixture's messages are from 1970.
+		if n, err := s.DeleteMessagesBefore(ctx, time.UnixMilli(1e6)); err != nil || n == 0 {
+			t.Fatalf("DeleteMessagesBefore = %d, %v", n, err)
 		}
-	}
+		mustGo("kubernetes")
+		mustGo("deploy")
+		if got := indexed(f.bob.ID); len(got) != 0 {
+			t.Fatalf("bob is still a reader of %d entries", len(got))
+		}
 
-	// One message, with approvers among its readers.
-	one := send(f.approvals, "zebra", f.bob.ID)
-	indexAll()
-	if got := indexed("zebra"); len(got) != 1 {
-		t.Fatalf("zebra indexed at %v", got)
-	}
-	if err := s.DeleteMessage(ctx, f.ann.ID, one.ID); err != nil {
-		t.Fatal(err)
-	}
-	mustGo("zebra")
-	mustGo("body")
+		// A channel, and a user with theirs.
+		send(f.small, "okapi")
+		carl := &User{Email: "carl@example.com", Plan: "free"}
+		if err := s.CreateUser(ctx, carl); err != nil {
+			t.Fatal(err)
+		}
+		carls := &Channel{UserID: carl.ID, Name: "carl's"}
+		if err := s.CreateChannel(ctx, carls); err != nil {
+			t.Fatal(err)
+		}
+		send(carls, "walrus", f.ann.ID)
+		indexAll()
+		if err := s.DeleteChannel(ctx, f.ann.ID, f.small.ID); err != nil {
+			t.Fatal(err)
+		}
+		mustGo("okapi")
+		if err := s.DeleteUser(ctx, carl.ID); err != nil {
+			t.Fatal(err)
+		}
+		mustGo("walrus")
+		mustGo(carl.ID)
 
-	// Retention: the fixture's messages are from 1970.
-	if n, err := s.DeleteMessagesBefore(ctx, time.UnixMilli(1e6)); err != nil || n == 0 {
-		t.Fatalf("DeleteMessagesBefore = %d, %v", n, err)
-	}
-	mustGo("kubernetes")
-	mustGo("deploy")
-	if got := indexed(f.bob.ID); len(got) != 0 {
-		t.Fatalf("bob is still a reader of %d entries", len(got))
-	}
-
-	// A channel, and a user with theirs.
-	send(f.small, "okapi")
-	carl := &User{Email: "carl@example.com", Plan: "free"}
-	if err := s.CreateUser(ctx, carl); err != nil {
-		t.Fatal(err)
-	}
-	carls := &Channel{UserID: carl.ID, Name: "carl's"}
-	if err := s.CreateChannel(ctx, carls); err != nil {
-		t.Fatal(err)
-	}
-	send(carls, "walrus", f.ann.ID)
-	indexAll()
-	if err := s.DeleteChannel(ctx, f.ann.ID, f.small.ID); err != nil {
-		t.Fatal(err)
-	}
-	mustGo("okapi")
-	if err := s.DeleteUser(ctx, carl.ID); err != nil {
-		t.Fatal(err)
-	}
-	mustGo("walrus")
-	mustGo(carl.ID)
-
-	// A message deleted before the indexer reached it was never in the
-	// index; its place, reused, is indexed with the new message's words.
-	late := send(f.bobs, "narwhal")
-	if err := s.DeleteMessage(ctx, f.bob.ID, late.ID); err != nil {
-		t.Fatal(err)
-	}
-	send(f.bobs, "heron")
-	indexAll()
-	mustGo("narwhal")
-	if got := indexed("heron"); len(got) != 1 {
-		t.Fatalf("heron indexed at %v", got)
-	}
-	// The newest message goes (its place will be reused), and ann's next
-	// message takes its place: bob does not find it by the old words.
-	newest := send(f.bobs, "osprey")
-	indexAll()
-	if err := s.DeleteMessage(ctx, f.bob.ID, newest.ID); err != nil {
-		t.Fatal(err)
-	}
-	send(f.big, "plain")
-	indexAll()
-	if got := pageAll(t, s, MessageQuery{UserID: f.bob.ID, Search: "osprey", Limit: 10}); len(got) != 0 {
-		t.Fatalf("bob finds %q by a deleted message's word", got)
-	}
-	if _, err := s.read.ExecContext(ctx, "INSERT INTO messages_fts (messages_fts, rank) VALUES ('integrity-check', 0)"); err != nil {
-		t.Fatalf("search index integrity: %v", err)
-	}
+		// A message deleted before the indexer reached it was never in the
+		// index; its place, reused, is indexed with the new message's words.
+		late := send(f.bobs, "narwhal")
+		if err := s.DeleteMessage(ctx, f.bob.ID, late.ID); err != nil {
+			t.Fatal(err)
+		}
+		send(f.bobs, "heron")
+		indexAll()
+		mustGo("narwhal")
+		if got := indexed("heron"); len(got) != 1 {
+			t.Fatalf("heron indexed at %v", got)
+		}
+		// The newest message goes (its place will be reused), and ann's next
+		// message takes its place: bob does not find it by the old words.
+		newest := send(f.bobs, "osprey")
+		indexAll()
+		if err := s.DeleteMessage(ctx, f.bob.ID, newest.ID); err != nil {
+			t.Fatal(err)
+		}
+		send(f.big, "plain")
+		indexAll()
+		if got := pageAll(t, s, MessageQuery{UserID: f.bob.ID, Search: "osprey", Limit: 10}); len(got) != 0 {
+			t.Fatalf("bob finds %q by a deleted message's word", got)
+		}
+		if s.pg { // the index holds only messages that exist
+			var orphans int
+			if err := s.read.QueryRowContext(ctx, "SELECT count(*) FROM messages_fts WHERE rowid NOT IN (SELECT rowid FROM messages)").Scan(&orphans); err != nil || orphans != 0 {
+				t.Fatalf("search index holds %d entries of deleted messages (%v)", orphans, err)
+			}
+		} else if _, err := s.read.ExecContext(ctx, "INSERT INTO messages_fts (messages_fts, rank) VALUES ('integrity-check', 0)"); err != nil {
+			t.Fatalf("search index integrity: %v", err)
+		}
+	})
 }

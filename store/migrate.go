@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"embed"
 	"fmt"
 	"io/fs"
@@ -10,7 +11,12 @@ import (
 	"strings"
 )
 
-//go:embed migrations/sqlite/*.sql
+// Each database has its own set of migrations, numbered alike: SQLite's in
+// migrations/sqlite, PostgreSQL's in migrations/postgres. PostgreSQL's
+// start with one baseline equal to SQLite's 0001 to 0018; a later change
+// of the schema is one file in each, with the same number.
+//
+//go:embed migrations/sqlite/*.sql migrations/postgres/*.sql
 var migrationFiles embed.FS
 
 // migration is one numbered schema change.
@@ -20,8 +26,16 @@ type migration struct {
 	sql     string
 }
 
-func loadMigrations() ([]migration, error) {
-	entries, err := fs.ReadDir(migrationFiles, "migrations/sqlite")
+// migrationDir is where the store's database finds its migrations.
+func (s *Store) migrationDir() string {
+	if s.pg {
+		return "migrations/postgres"
+	}
+	return "migrations/sqlite"
+}
+
+func loadMigrations(dir string) ([]migration, error) {
+	entries, err := fs.ReadDir(migrationFiles, dir)
 	if err != nil {
 		return nil, fmt.Errorf("store: read migrations: %w", err)
 	}
@@ -32,7 +46,7 @@ func loadMigrations() ([]migration, error) {
 		if !ok || err != nil {
 			return nil, fmt.Errorf("store: migration %q: name must be NNNN_name.sql", e.Name())
 		}
-		b, err := migrationFiles.ReadFile("migrations/sqlite/" + e.Name())
+		b, err := migrationFiles.ReadFile(dir + "/" + e.Name())
 		if err != nil {
 			return nil, fmt.Errorf("store: read migration %s: %w", e.Name(), err)
 		}
@@ -44,30 +58,43 @@ func loadMigrations() ([]migration, error) {
 
 // migrate applies every migration newer than the recorded version, each in
 // its own transaction together with its record, so a failed migration leaves
-// the schema as it was.
+// the schema as it was. On PostgreSQL it holds an advisory lock meanwhile:
+// replicas started together apply each migration once, one after the other.
 func (s *Store) migrate(ctx context.Context) error {
-	list, err := loadMigrations()
+	list, err := loadMigrations(s.migrationDir())
 	if err != nil {
 		return err
 	}
-	if _, err := s.write.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
-		version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)`); err != nil {
+	conn, err := s.write.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("store: migrate: %w", err)
+	}
+	defer conn.Close()
+	if s.pg {
+		if _, err := conn.ExecContext(ctx, "SELECT pg_advisory_lock($1)", int64(migrateLockKey)); err != nil {
+			return fmt.Errorf("store: migration lock: %w", err)
+		}
+		defer conn.ExecContext(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock($1)", int64(migrateLockKey))
+	}
+	if _, err := conn.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+		version BIGINT PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)`); err != nil {
 		return fmt.Errorf("store: create schema_migrations: %w", err)
 	}
 	for _, m := range list {
-		if err := s.apply(ctx, m); err != nil {
+		if err := s.apply(ctx, conn, m); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (s *Store) apply(ctx context.Context, m migration) error {
-	tx, err := s.write.BeginTx(ctx, nil)
+func (s *Store) apply(ctx context.Context, conn *sql.Conn, m migration) error {
+	t, err := conn.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("store: migration %s: %w", m.name, err)
 	}
-	defer tx.Rollback()
+	defer t.Rollback()
+	tx := &tx{Tx: t, pg: s.pg}
 	var n int
 	if err := tx.QueryRow("SELECT count(*) FROM schema_migrations WHERE version = ?", m.version).Scan(&n); err != nil {
 		return fmt.Errorf("store: migration %s: %w", m.name, err)

@@ -38,8 +38,12 @@ type PushRetry struct {
 	At       time.Time
 }
 
-// ReleasePushLeases frees every claimed push job (at start).
+// ReleasePushLeases frees every claimed push job (at start). On
+// PostgreSQL it does nothing, as ReleaseLeases.
 func (s *Store) ReleasePushLeases(ctx context.Context) error {
+	if s.pg {
+		return nil
+	}
 	_, err := s.sweep(ctx, "release push leases", "UPDATE push_jobs SET lease_until = NULL WHERE lease_until IS NOT NULL")
 	return err
 }
@@ -51,7 +55,7 @@ func (s *Store) ClaimPushJobs(ctx context.Context, n int, lease time.Duration) (
 		now := s.now()
 		rows, err := tx.Query(`UPDATE push_jobs SET lease_until = ?
 			WHERE id IN (SELECT id FROM push_jobs WHERE next_attempt_at <= ? AND (lease_until IS NULL OR lease_until <= ?)
-				ORDER BY next_attempt_at LIMIT ?)
+				ORDER BY next_attempt_at LIMIT ?`+s.skipLocked()+`)
 			RETURNING id, message_id, COALESCE(device_id, ''), attempts, kind`, ms(now.Add(lease)), ms(now), ms(now), n)
 		if err != nil {
 			return err
@@ -95,7 +99,7 @@ func (s *Store) PushTargets(ctx context.Context, id, deviceID, kind string) ([]D
 	rows, err := s.read.QueryContext(ctx, `SELECT `+deviceCols+` FROM devices WHERE active = 1 AND (?2 = '' OR id = ?2)
 		AND (?3 != 'update' OR platform = 'web') AND user_id IN (
 			SELECT c.user_id FROM messages m JOIN channels c ON c.id = m.channel_id WHERE m.id = ?1
-			UNION SELECT j.value FROM messages m, json_each(m.approval, '$.approvers') j WHERE m.id = ?1)
+			UNION SELECT j.value FROM messages m, `+s.approvers("m")+` WHERE m.id = ?1)
 		ORDER BY created_at, id`, id, deviceID, kind)
 	if err != nil {
 		return nil, fmt.Errorf("store: push targets %s: %w", id, err)
@@ -120,7 +124,7 @@ func (s *Store) FinishPushJob(ctx context.Context, job PushJob, retries []PushRe
 		}
 		for _, r := range retries {
 			if _, err := tx.Exec(`INSERT INTO push_jobs (message_id, device_id, attempts, next_attempt_at, kind)
-				SELECT ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM messages WHERE id = ?)`,
+				SELECT ?, ?, CAST(? AS BIGINT), CAST(? AS BIGINT), ? WHERE EXISTS (SELECT 1 FROM messages WHERE id = ?)`,
 				job.MessageID, r.DeviceID, r.Attempts, ms(r.At), cmp.Or(job.Kind, PushMessage), job.MessageID); err != nil {
 				return err
 			}
@@ -148,10 +152,10 @@ func (s *Store) DeactivateDevice(ctx context.Context, id string) error {
 // has an active web device, so most answers cost one indexed look.
 func (s *Store) queueUpdatePush(tx *writeTx, id string) error {
 	res, err := tx.Exec(`INSERT INTO push_jobs (message_id, kind, next_attempt_at)
-		SELECT m.id, 'update', ?2 FROM messages m WHERE m.id = ?1 AND m.muted = 0 AND EXISTS (
+		SELECT m.id, 'update', CAST(?2 AS BIGINT) FROM messages m WHERE m.id = ?1 AND m.muted = 0 AND EXISTS (
 			SELECT 1 FROM devices d WHERE d.active = 1 AND d.platform = 'web' AND d.user_id IN (
 				SELECT c.user_id FROM channels c WHERE c.id = m.channel_id
-				UNION SELECT j.value FROM json_each(m.approval, '$.approvers') j))`, id, ms(s.now()))
+				UNION SELECT j.value FROM `+s.approvers("m")+`))`, id, ms(s.now()))
 	if err != nil {
 		return fmt.Errorf("queue update push: %w", err)
 	}

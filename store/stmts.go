@@ -21,8 +21,8 @@ type stmts struct {
 
 func (s *Store) prepare(ctx context.Context) error {
 	var errs []error
-	prep := func(db *sql.DB, q string) *sql.Stmt {
-		st, err := db.PrepareContext(ctx, q)
+	prep := func(d *db, q string) *sql.Stmt {
+		st, err := d.PrepareContext(ctx, q)
 		errs = append(errs, err)
 		return st
 	}
@@ -37,15 +37,18 @@ func (s *Store) prepare(ctx context.Context) error {
 		channelByToken: prep(s.read, "SELECT "+channelCols+`, (SELECT plan FROM users WHERE id = c.user_id)
 			FROM channels c WHERE c.webhook_token = ?`),
 		// The workers ask after every commit that may concern them.
-		nextPush: prep(s.read, `SELECT MIN(MAX(next_attempt_at, COALESCE(lease_until, 0))) FROM push_jobs`),
-		nextDelivery: prep(s.read, `SELECT MIN(MAX(next_attempt_at, COALESCE(lease_until, 0)))
-			FROM deliveries WHERE state = 'pending'`),
+		nextPush:     prep(s.read, `SELECT MIN(`+dueAt+`) FROM push_jobs`),
+		nextDelivery: prep(s.read, `SELECT MIN(`+dueAt+`) FROM deliveries WHERE state = 'pending'`),
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("store: prepare statements: %w", err)
 	}
 	return nil
 }
+
+// dueAt is when a queued job may next be claimed: its next attempt, or the
+// end of a lease on it, whichever is later.
+const dueAt = `CASE WHEN lease_until > next_attempt_at THEN lease_until ELSE next_attempt_at END`
 
 func (s *Store) closeStmts() {
 	for _, st := range []*sql.Stmt{s.st.savepoint, s.st.release, s.st.rollbackTo, s.st.insertMessage, s.st.channelByToken, s.st.nextPush, s.st.nextDelivery} {

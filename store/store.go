@@ -15,11 +15,25 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"modernc.org/sqlite" // pure-Go SQLite driver, registered as "sqlite"
 )
 
 // ErrNotFound is returned when a row does not exist or belongs to another user.
 var ErrNotFound = errors.New("store: not found")
+
+// ErrPostgres is returned by what only a SQLite database does.
+type ErrPostgres struct {
+	What    string // what was asked
+	Instead string // what to do on PostgreSQL
+}
+
+func (e ErrPostgres) Error() string {
+	return "store: " + e.What + " works on a SQLite database only: " + e.Instead
+}
+
+// IsPostgres reports whether the store is on PostgreSQL.
+func (s *Store) IsPostgres() bool { return s.pg }
 
 // Options configure Open.
 type Options struct {
@@ -33,12 +47,14 @@ type Options struct {
 	BusyTimeout time.Duration
 }
 
-// Store is the database. It holds one writer connection, fed by a single
+// Store is the database: SQLite (one file) or PostgreSQL (shared by any
+// number of replicas). It holds one writer connection, fed by a single
 // group-commit goroutine, and a pool of reader connections.
 type Store struct {
-	write *sql.DB // exactly one connection: SQLite allows one writer at a time
-	read  *sql.DB // WAL lets readers run beside the writer
+	write *db // exactly one connection: SQLite allows one writer at a time
+	read  *db // WAL lets readers run beside the writer
 	now   func() time.Time
+	pg    bool // PostgreSQL: see postgres.go
 
 	wake      *wakeups
 	rollbacks *rollbackWatch // the writer connection's rollback hook
@@ -49,11 +65,20 @@ type Store struct {
 	stop      chan struct{}
 	closeOnce sync.Once
 	stopped   chan struct{}
+
+	// PostgreSQL only: the connection that LISTENs for other replicas'
+	// commits (postgres.go).
+	listen          *pgx.ConnConfig
+	listening       chan struct{} // closed when listenLoop has returned
+	listenStarted   chan struct{} // closed once the first LISTEN is in place
+	listenOnceReady sync.Once
 }
 
-// Open opens (creating if needed) the database at path, applies pending
-// migrations and starts the writer.
-func Open(ctx context.Context, path string, opts Options) (*Store, error) {
+// Open opens the database dsn names, creating it if needed, applies pending
+// migrations and starts the writer. A dsn starting with postgres:// or
+// postgresql:// is a PostgreSQL database (its URL); anything else is the
+// path of a SQLite file.
+func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	if opts.Synchronous == "" {
 		opts.Synchronous = "full"
 	}
@@ -66,6 +91,53 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	if opts.BusyTimeout <= 0 {
 		opts.BusyTimeout = 10 * time.Second
 	}
+	var s *Store
+	var err error
+	if IsPostgresURL(dsn) {
+		s, err = openPostgres(ctx, dsn, opts)
+	} else {
+		s, err = openSQLite(dsn, opts)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := s.migrate(ctx); err != nil {
+		s.write.Close()
+		s.read.Close()
+		return nil, err
+	}
+	if err := s.prepare(ctx); err != nil {
+		s.closeStmts()
+		s.write.Close()
+		s.read.Close()
+		return nil, err
+	}
+	go s.writer()
+	if s.pg {
+		go s.listenLoop()
+		select {
+		case <-s.listenStarted:
+		case <-ctx.Done():
+			s.Close()
+			return nil, ctx.Err()
+		}
+	}
+	return s, nil
+}
+
+func newStore(write, read *db, opts Options) *Store {
+	return &Store{
+		write: write, read: read, now: opts.Now, wake: newWakeups(), rollbacks: &rollbackWatch{},
+		batches:       make(chan *writeReq, 1024),
+		stop:          make(chan struct{}),
+		stopped:       make(chan struct{}),
+		listening:     make(chan struct{}),
+		listenStarted: make(chan struct{}),
+	}
+}
+
+// openSQLite opens the SQLite file at path (see Open).
+func openSQLite(path string, opts Options) (*Store, error) {
 	if dir := filepath.Dir(path); dir != "" {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return nil, fmt.Errorf("store: create data dir: %w", err)
@@ -107,39 +179,25 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: open writer: %w", err)
 	}
-	write := sql.OpenDB(hookedConnector{Connector: conn, onRollback: rollbacks.hook})
+	write := &db{DB: sql.OpenDB(hookedConnector{Connector: conn, onRollback: rollbacks.hook})}
 	write.SetMaxOpenConns(1)
 	write.SetMaxIdleConns(1)
 	write.SetConnMaxIdleTime(0)
 	write.SetConnMaxLifetime(0)
 
-	read, err := sql.Open("sqlite", base)
+	r, err := sql.Open("sqlite", base)
 	if err != nil {
 		write.Close()
 		return nil, fmt.Errorf("store: open readers: %w", err)
 	}
+	read := &db{DB: r}
 	n := max(4, runtime.GOMAXPROCS(0)*2)
 	read.SetMaxOpenConns(n)
 	read.SetMaxIdleConns(n)
 
-	s := &Store{
-		write: write, read: read, now: opts.Now, wake: newWakeups(), rollbacks: rollbacks,
-		batches: make(chan *writeReq, 1024),
-		stop:    make(chan struct{}),
-		stopped: make(chan struct{}),
-	}
-	if err := s.migrate(ctx); err != nil {
-		write.Close()
-		read.Close()
-		return nil, err
-	}
-	if err := s.prepare(ctx); err != nil {
-		s.closeStmts()
-		write.Close()
-		read.Close()
-		return nil, err
-	}
-	go s.writer()
+	s := newStore(write, read, opts)
+	s.rollbacks = rollbacks
+	close(s.listening)
 	return s, nil
 }
 
@@ -175,6 +233,7 @@ func (s *Store) Close() error {
 		return nil
 	}
 	<-s.stopped
+	<-s.listening
 	s.closeStmts()
 	return errors.Join(s.write.Close(), s.read.Close())
 }
@@ -184,7 +243,12 @@ func (s *Store) Close() error {
 // do, so that a large sweep shrinks the file without holding up sends. It
 // does nothing on a database not in incremental auto-vacuum mode (see
 // Vacuum).
+//
+// On PostgreSQL it does nothing: autovacuum does this there.
 func (s *Store) ReclaimSpace(ctx context.Context) (pages int64, err error) {
+	if s.pg {
+		return 0, nil
+	}
 	const step = 256 // pages per write: 1 MiB at SQLite's default page size
 	rest := time.NewTimer(0)
 	defer rest.Stop()
@@ -220,6 +284,9 @@ func (s *Store) ReclaimSpace(ctx context.Context) (pages int64, err error) {
 // into incremental auto-vacuum mode. It holds the database for as long as
 // it runs (seconds per gigabyte), so the server should be stopped.
 func (s *Store) Vacuum(ctx context.Context) error {
+	if s.pg {
+		return ErrPostgres{What: "vacuum", Instead: "PostgreSQL's autovacuum keeps the tables compact; VACUUM FULL rebuilds one"}
+	}
 	if _, err := s.write.ExecContext(ctx, "VACUUM"); err != nil {
 		return fmt.Errorf("store: vacuum: %w", err)
 	}
@@ -239,6 +306,9 @@ func (s *Store) Ping(ctx context.Context) error {
 // connections keep working. VACUUM INTO refuses an existing file, so it writes
 // a temporary name beside dst and renames it.
 func (s *Store) Backup(ctx context.Context, dst string) error {
+	if s.pg {
+		return ErrPostgres{What: "backup", Instead: "back a PostgreSQL database up with pg_dump (pg_dump -Fc -f herald.dump <database url>) or the server's own backups"}
+	}
 	tmp := dst + ".tmp-" + randomString(8)
 	// VACUUM INTO accepts an empty file, so the copy gets the owner-only
 	// mode too.

@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"testing"
 	"time"
 )
@@ -12,79 +11,81 @@ import (
 // sweep ends them one by one; deleting the user deletes them.
 func TestSubscriptionsDecidePlan(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	clk := &foundationClock{t: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)}
-	s := openFoundation(t, filepath.Join(t.TempDir(), "herald.db"), Options{Now: clk.Now})
-	u := &User{Email: "sub@example.com", Plan: "free"}
-	if err := s.CreateUser(ctx, u); err != nil {
-		t.Fatal(err)
-	}
-	plan := func() string {
-		t.Helper()
-		got, err := s.UserByID(ctx, u.ID)
-		if err != nil {
+	forEachBackend(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		clk := &foundationClock{t: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)}
+		s := openFoundation(t, dsn, Options{Now: clk.Now})
+		u := &User{Email: "sub@example.com", Plan: "free"}
+		if err := s.CreateUser(ctx, u); err != nil {
 			t.Fatal(err)
 		}
-		return got.Plan
-	}
-	at := func(d time.Duration) *time.Time { e := clk.Now().Add(d); return &e }
+		plan := func() string {
+			t.Helper()
+			got, err := s.UserByID(ctx, u.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return got.Plan
+		}
+		at := func(d time.Duration) *time.Time { e := clk.Now().Add(d); return &e }
 
-	soon := &Subscription{Store: "apple", OriginalID: "a1", UserID: u.ID, ProductID: "pro.m", Status: SubscriptionActive, ExpiresAt: at(time.Hour)}
-	later := &Subscription{Store: "google", OriginalID: "g1", UserID: u.ID, ProductID: "pro", Status: SubscriptionActive, ExpiresAt: at(3 * time.Hour)}
-	for _, sub := range []*Subscription{soon, later} {
-		if err := s.SaveSubscription(ctx, sub, "pro", "free"); err != nil {
+		soon := &Subscription{Store: "apple", OriginalID: "a1", UserID: u.ID, ProductID: "pro.m", Status: SubscriptionActive, ExpiresAt: at(time.Hour)}
+		later := &Subscription{Store: "google", OriginalID: "g1", UserID: u.ID, ProductID: "pro", Status: SubscriptionActive, ExpiresAt: at(3 * time.Hour)}
+		for _, sub := range []*Subscription{soon, later} {
+			if err := s.SaveSubscription(ctx, sub, "pro", "free"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if p := plan(); p != "pro" {
+			t.Fatalf("plan = %s with two active subscriptions", p)
+		}
+		if got, err := s.UserSubscription(ctx, u.ID); err != nil || got.OriginalID != "g1" {
+			t.Fatalf("UserSubscription = %+v, %v; want the one that ends last", got, err)
+		}
+
+		// Another user cannot take over a purchase.
+		other := &User{Email: "other@example.com", Plan: "free"}
+		if err := s.CreateUser(ctx, other); err != nil {
 			t.Fatal(err)
 		}
-	}
-	if p := plan(); p != "pro" {
-		t.Fatalf("plan = %s with two active subscriptions", p)
-	}
-	if got, err := s.UserSubscription(ctx, u.ID); err != nil || got.OriginalID != "g1" {
-		t.Fatalf("UserSubscription = %+v, %v; want the one that ends last", got, err)
-	}
+		steal := *soon
+		steal.UserID = other.ID
+		if err := s.SaveSubscription(ctx, &steal, "pro", "free"); !errors.Is(err, ErrPurchaseTaken) {
+			t.Fatalf("saving another user's purchase: %v, want ErrPurchaseTaken", err)
+		}
 
-	// Another user cannot take over a purchase.
-	other := &User{Email: "other@example.com", Plan: "free"}
-	if err := s.CreateUser(ctx, other); err != nil {
-		t.Fatal(err)
-	}
-	steal := *soon
-	steal.UserID = other.ID
-	if err := s.SaveSubscription(ctx, &steal, "pro", "free"); !errors.Is(err, ErrPurchaseTaken) {
-		t.Fatalf("saving another user's purchase: %v, want ErrPurchaseTaken", err)
-	}
+		clk.Advance(2 * time.Hour)
+		if n, err := s.ExpireSubscriptions(ctx, "pro", "free"); err != nil || n != 1 {
+			t.Fatalf("ExpireSubscriptions = %d, %v; want 1", n, err)
+		}
+		if p := plan(); p != "pro" {
+			t.Fatalf("plan = %s while the second subscription runs", p)
+		}
+		clk.Advance(2 * time.Hour)
+		if n, err := s.ExpireSubscriptions(ctx, "pro", "free"); err != nil || n != 1 {
+			t.Fatalf("ExpireSubscriptions = %d, %v; want 1", n, err)
+		}
+		if p := plan(); p != "free" {
+			t.Fatalf("plan = %s after both ended", p)
+		}
+		if n, err := s.ExpireSubscriptions(ctx, "pro", "free"); err != nil || n != 0 {
+			t.Fatalf("ExpireSubscriptions again = %d, %v; want 0", n, err)
+		}
 
-	clk.Advance(2 * time.Hour)
-	if n, err := s.ExpireSubscriptions(ctx, "pro", "free"); err != nil || n != 1 {
-		t.Fatalf("ExpireSubscriptions = %d, %v; want 1", n, err)
-	}
-	if p := plan(); p != "pro" {
-		t.Fatalf("plan = %s while the second subscription runs", p)
-	}
-	clk.Advance(2 * time.Hour)
-	if n, err := s.ExpireSubscriptions(ctx, "pro", "free"); err != nil || n != 1 {
-		t.Fatalf("ExpireSubscriptions = %d, %v; want 1", n, err)
-	}
-	if p := plan(); p != "free" {
-		t.Fatalf("plan = %s after both ended", p)
-	}
-	if n, err := s.ExpireSubscriptions(ctx, "pro", "free"); err != nil || n != 0 {
-		t.Fatalf("ExpireSubscriptions again = %d, %v; want 0", n, err)
-	}
+		// An active status with an end date already past is stored as expired.
+		stale := &Subscription{Store: "apple", OriginalID: "a2", UserID: u.ID, ProductID: "pro.m", Status: SubscriptionActive, ExpiresAt: at(-time.Minute)}
+		if err := s.SaveSubscription(ctx, stale, "pro", "free"); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := s.Subscription(ctx, "apple", "a2"); got == nil || got.Status != SubscriptionExpired || plan() != "free" {
+			t.Fatalf("stale subscription stored as %+v, plan %s", got, plan())
+		}
 
-	// An active status with an end date already past is stored as expired.
-	stale := &Subscription{Store: "apple", OriginalID: "a2", UserID: u.ID, ProductID: "pro.m", Status: SubscriptionActive, ExpiresAt: at(-time.Minute)}
-	if err := s.SaveSubscription(ctx, stale, "pro", "free"); err != nil {
-		t.Fatal(err)
-	}
-	if got, _ := s.Subscription(ctx, "apple", "a2"); got == nil || got.Status != SubscriptionExpired || plan() != "free" {
-		t.Fatalf("stale subscription stored as %+v, plan %s", got, plan())
-	}
-
-	if err := s.DeleteUser(ctx, u.ID); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Subscription(ctx, "google", "g1"); !errors.Is(err, ErrNotFound) {
-		t.Errorf("a deleted user's subscription is still there: %v", err)
-	}
+		if err := s.DeleteUser(ctx, u.ID); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Subscription(ctx, "google", "g1"); !errors.Is(err, ErrNotFound) {
+			t.Errorf("a deleted user's subscription is still there: %v", err)
+		}
+	})
 }

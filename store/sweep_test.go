@@ -15,74 +15,76 @@ import (
 // statement in one transaction).
 func TestSweepLeavesSendsUnharmed(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	s := openFoundation(t, filepath.Join(t.TempDir(), "herald.db"), Options{})
-	u := &User{Email: "sweep@example.com", Plan: "free"}
-	if err := s.CreateUser(ctx, u); err != nil {
-		t.Fatal(err)
-	}
-	old, live := &Channel{UserID: u.ID, Name: "old"}, &Channel{UserID: u.ID, Name: "live"}
-	for _, c := range []*Channel{old, live} {
-		if err := s.CreateChannel(ctx, c); err != nil {
+	forEachBackend(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		s := openFoundation(t, dsn, Options{})
+		u := &User{Email: "sweep@example.com", Plan: "free"}
+		if err := s.CreateUser(ctx, u); err != nil {
 			t.Fatal(err)
 		}
-	}
-	const backlog = 5000
-	fillChannel(t, s, old.ID, backlog) // created_at 1..n ms: long expired
-
-	var sweepDone atomic.Bool
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var sent []string
-	var longest time.Duration
-	for range 4 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for !sweepDone.Load() {
-				start := time.Now()
-				m := &Message{ChannelID: live.ID, Title: "during the sweep", Priority: "normal"}
-				err := s.CreateMessage(ctx, m)
-				took := time.Since(start)
-				mu.Lock()
-				if err != nil {
-					t.Errorf("send during the sweep: %v", err)
-				} else {
-					sent = append(sent, m.ID)
-				}
-				longest = max(longest, took)
-				mu.Unlock()
-				if err != nil {
-					return
-				}
+		old, live := &Channel{UserID: u.ID, Name: "old"}, &Channel{UserID: u.ID, Name: "live"}
+		for _, c := range []*Channel{old, live} {
+			if err := s.CreateChannel(ctx, c); err != nil {
+				t.Fatal(err)
 			}
-		}()
-	}
-	time.Sleep(20 * time.Millisecond) // the senders are under way
-	start := time.Now()
-	n, err := s.DeleteMessagesBefore(ctx, time.UnixMilli(backlog+1))
-	sweepTook := time.Since(start)
-	sweepDone.Store(true)
-	wg.Wait()
-	if err != nil || n != backlog {
-		t.Fatalf("DeleteMessagesBefore = %d, %v; want %d", n, err, backlog)
-	}
-	if len(sent) < 10 {
-		t.Fatalf("only %d sends during a %v sweep", len(sent), sweepTook)
-	}
-	// The sweep goes in batches, so no send waits for all of it.
-	if longest > sweepTook/4 {
-		t.Errorf("a send waited %v during a sweep of %v", longest, sweepTook)
-	}
-	for _, id := range sent {
-		if _, err := s.Message(ctx, id); err != nil {
-			t.Fatalf("a send during the sweep is missing: %v", err)
 		}
-	}
-	if left, err := s.ListMessages(ctx, MessageQuery{ChannelID: old.ID, Limit: 1}); err != nil || left.Total != 0 {
-		t.Fatalf("after the sweep the old channel holds %+v, %v", left, err)
-	}
-	t.Logf("swept %d messages in %v; %d sends meanwhile, the longest %v", n, sweepTook, len(sent), longest)
+		const backlog = 5000
+		fillChannel(t, s, old.ID, backlog) // created_at 1..n ms: long expired
+
+		var sweepDone atomic.Bool
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		var sent []string
+		var longest time.Duration
+		for range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for !sweepDone.Load() {
+					start := time.Now()
+					m := &Message{ChannelID: live.ID, Title: "during the sweep", Priority: "normal"}
+					err := s.CreateMessage(ctx, m)
+					took := time.Since(start)
+					mu.Lock()
+					if err != nil {
+						t.Errorf("send during the sweep: %v", err)
+					} else {
+						sent = append(sent, m.ID)
+					}
+					longest = max(longest, took)
+					mu.Unlock()
+					if err != nil {
+						return
+					}
+				}
+			}()
+		}
+		time.Sleep(20 * time.Millisecond) // the senders are under way
+		start := time.Now()
+		n, err := s.DeleteMessagesBefore(ctx, time.UnixMilli(backlog+1))
+		sweepTook := time.Since(start)
+		sweepDone.Store(true)
+		wg.Wait()
+		if err != nil || n != backlog {
+			t.Fatalf("DeleteMessagesBefore = %d, %v; want %d", n, err, backlog)
+		}
+		if len(sent) < 10 {
+			t.Fatalf("only %d sends during a %v sweep", len(sent), sweepTook)
+		}
+		// The sweep goes in batches, so no send waits for all of it.
+		if longest > sweepTook/4 {
+			t.Errorf("a send waited %v during a sweep of %v", longest, sweepTook)
+		}
+		for _, id := range sent {
+			if _, err := s.Message(ctx, id); err != nil {
+				t.Fatalf("a send during the sweep is missing: %v", err)
+			}
+		}
+		if left, err := s.ListMessages(ctx, MessageQuery{ChannelID: old.ID, Limit: 1}); err != nil || left.Total != 0 {
+			t.Fatalf("after the sweep the old channel holds %+v, %v", left, err)
+		}
+		t.Logf("swept %d messages in %v; %d sends meanwhile, the longest %v", n, sweepTook, len(sent), longest)
+	})
 }
 
 // TestReclaimSpace: after a sweep the file gives its free pages back.

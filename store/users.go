@@ -69,7 +69,7 @@ func (s *Store) UserByID(ctx context.Context, id string) (*User, error) {
 
 // UserByEmail returns a user by email, case-insensitively.
 func (s *Store) UserByEmail(ctx context.Context, email string) (*User, error) {
-	u, err := scanUser(s.read.QueryRowContext(ctx, "SELECT "+userCols+" FROM users u WHERE u.email = ?", strings.TrimSpace(email)))
+	u, err := scanUser(s.read.QueryRowContext(ctx, "SELECT "+userCols+" FROM users u WHERE "+s.userEmail()+" = "+s.emailArg(), strings.TrimSpace(email)))
 	if err != nil {
 		return nil, fmt.Errorf("store: user by email: %w", err)
 	}
@@ -131,8 +131,8 @@ func (s *Store) DeleteUser(ctx context.Context, id string) error {
 	defer s.tokens.invalidate()
 	err := s.update(ctx, func(tx *writeTx) error {
 		res, err := tx.Exec(`INSERT INTO events (user_id, type, message_id, channel_id, created_at)
-			SELECT j.value, ?2, m.id, m.channel_id, ?3
-			FROM channels c JOIN messages m ON m.channel_id = c.id, json_each(m.approval, '$.approvers') j
+			SELECT j.value, ?2, m.id, m.channel_id, CAST(?3 AS BIGINT)
+			FROM channels c JOIN messages m ON m.channel_id = c.id, `+s.approvers("m")+`
 			WHERE c.user_id = ?1 AND m.approval IS NOT NULL AND j.value != ?1`, id, EventDeleted, ms(s.now()))
 		if err != nil {
 			return err

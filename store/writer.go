@@ -22,7 +22,7 @@ var errRolledBack = errors.New("store: the database rolled the transaction back"
 // whole transaction, with every other caller's write in the batch. A
 // caller's context only decides whether its write is queued and started.
 type writeTx struct {
-	tx *sql.Tx
+	tx *tx
 }
 
 func (t *writeTx) Exec(q string, args ...any) (sql.Result, error) {
@@ -39,7 +39,7 @@ func (t *writeTx) QueryRow(q string, args ...any) *sql.Row {
 
 // ExecStmt runs a statement prepared on the writer connection.
 func (t *writeTx) ExecStmt(st *sql.Stmt, args ...any) (sql.Result, error) {
-	return t.tx.Stmt(st).ExecContext(context.Background(), args...)
+	return t.tx.Stmt(st).ExecContext(context.Background(), bindArgs(t.tx.pg, args)...)
 }
 
 // rollbackWatch records that SQLite rolled back the writer connection's
@@ -157,6 +157,13 @@ func (s *Store) runBatch(first *writeReq, target int) int {
 		return fail(fmt.Errorf("store: begin: %w", err))
 	}
 	defer sqlTx.Rollback()
+	if s.pg {
+		// One writer transaction at a time across every replica (see
+		// postgres.go).
+		if _, err := sqlTx.ExecContext(context.Background(), "SELECT pg_advisory_xact_lock(?)", int64(writerLockKey)); err != nil {
+			return fail(fmt.Errorf("store: writer lock: %w", err))
+		}
+	}
 	run := s.runner(&writeTx{tx: sqlTx})
 	if err := run(first, &errs[0]); err != nil {
 		return fail(err)
@@ -189,6 +196,11 @@ func (s *Store) runBatch(first *writeReq, target int) int {
 		reqs = append(reqs, req)
 		errs = append(errs, nil)
 		if err := run(req, &errs[len(errs)-1]); err != nil {
+			return fail(err)
+		}
+	}
+	if s.pg {
+		if err := s.notifyMarked(sqlTx); err != nil {
 			return fail(err)
 		}
 	}
@@ -227,7 +239,9 @@ func (s *Store) runner(tx *writeTx) func(req *writeReq, errp *error) error {
 			*errp = err
 			return nil
 		}
-		if req.single {
+		// On PostgreSQL a failed statement aborts the whole transaction
+		// until it is rolled back to a savepoint, so every write gets one.
+		if req.single && !s.pg {
 			*errp = req.fn(tx)
 			return s.checkRolledBack(*errp)
 		}

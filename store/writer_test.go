@@ -15,10 +15,15 @@ import (
 func fillChannel(t *testing.T, s *Store, channelID string, n int) {
 	t.Helper()
 	err := s.update(context.Background(), func(tx *writeTx) error {
-		_, err := tx.Exec(`WITH RECURSIVE seq(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM seq WHERE i < ?)
+		q := `WITH RECURSIVE seq(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM seq WHERE i < ?)
 			INSERT INTO messages (id, channel_id, title, body, priority, actions, callback_url, muted, state, created_at)
-			SELECT printf('msg_fill%s_%08d', ?, i), ?, 'filler', 'body', 'normal', '[]', '', 1, 'pending', i FROM seq`,
-			n, channelID, channelID)
+			SELECT printf('msg_fill%s_%08d', ?, i), ?, 'filler', 'body', 'normal', '[]', '', 1, 'pending', i FROM seq`
+		if s.pg {
+			q = `INSERT INTO messages (id, channel_id, title, body, priority, actions, callback_url, muted, state, created_at)
+			SELECT 'msg_fill' || ?2 || '_' || lpad(i::text, 8, '0'), ?3, 'filler', 'body', 'normal', '[]', '', 1, 'pending', i
+			FROM generate_series(1, ?1::int) AS seq(i)`
+		}
+		_, err := tx.Exec(q, n, channelID, channelID)
 		return err
 	})
 	if err != nil {
@@ -57,76 +62,78 @@ type writeOutcome struct {
 // and what each caller was told must match what is stored.
 func TestCancelledWriteHarmsNoOther(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	s := openFoundation(t, filepath.Join(t.TempDir(), "herald.db"), Options{})
-	owner := &User{Email: "owner@example.com", Plan: "free"}
-	if err := s.CreateUser(ctx, owner); err != nil {
-		t.Fatal(err)
-	}
-	for round, after := range []time.Duration{0, time.Millisecond, 4 * time.Millisecond, 10 * time.Millisecond} {
-		ch := &Channel{UserID: owner.ID, Name: fmt.Sprintf("big %d", round)}
-		if err := s.CreateChannel(ctx, ch); err != nil {
+	forEachBackend(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		s := openFoundation(t, dsn, Options{})
+		owner := &User{Email: "owner@example.com", Plan: "free"}
+		if err := s.CreateUser(ctx, owner); err != nil {
 			t.Fatal(err)
 		}
-		fillChannel(t, s, ch.ID, 3000)
+		for round, after := range []time.Duration{0, time.Millisecond, 4 * time.Millisecond, 10 * time.Millisecond} {
+			ch := &Channel{UserID: owner.ID, Name: fmt.Sprintf("big %d", round)}
+			if err := s.CreateChannel(ctx, ch); err != nil {
+				t.Fatal(err)
+			}
+			fillChannel(t, s, ch.ID, 3000)
 
-		release, held := holdBatch(t, s)
-		var wg sync.WaitGroup
-		var mu sync.Mutex
-		var innocent []writeOutcome
-		queued := 0
-		innocentWrite := func(i int) {
+			release, held := holdBatch(t, s)
+			var wg sync.WaitGroup
+			var mu sync.Mutex
+			var innocent []writeOutcome
+			queued := 0
+			innocentWrite := func(i int) {
+				queued++
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					email := fmt.Sprintf("r%d-u%d@example.com", round, i)
+					err := s.CreateUser(ctx, &User{Email: email, Plan: "free"})
+					mu.Lock()
+					innocent = append(innocent, writeOutcome{email, err})
+					mu.Unlock()
+				}()
+			}
+			for i := range 10 {
+				innocentWrite(i)
+			}
+			waitQueued(t, s, queued)
+			dctx, cancel := context.WithCancel(ctx)
+			var delErr error
 			queued++
 			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				email := fmt.Sprintf("r%d-u%d@example.com", round, i)
-				err := s.CreateUser(ctx, &User{Email: email, Plan: "free"})
-				mu.Lock()
-				innocent = append(innocent, writeOutcome{email, err})
-				mu.Unlock()
-			}()
-		}
-		for i := range 10 {
-			innocentWrite(i)
-		}
-		waitQueued(t, s, queued)
-		dctx, cancel := context.WithCancel(ctx)
-		var delErr error
-		queued++
-		wg.Add(1)
-		go func() { defer wg.Done(); delErr = s.DeleteChannel(dctx, owner.ID, ch.ID) }()
-		waitQueued(t, s, queued)
-		for i := 10; i < 20; i++ {
-			innocentWrite(i)
-		}
-		waitQueued(t, s, queued)
-		release()
-		time.Sleep(after)
-		cancel()
-		wg.Wait()
-		if err := <-held; err != nil {
-			t.Errorf("round %d: the holding write failed: %v", round, err)
-		}
+			go func() { defer wg.Done(); delErr = s.DeleteChannel(dctx, owner.ID, ch.ID) }()
+			waitQueued(t, s, queued)
+			for i := 10; i < 20; i++ {
+				innocentWrite(i)
+			}
+			waitQueued(t, s, queued)
+			release()
+			time.Sleep(after)
+			cancel()
+			wg.Wait()
+			if err := <-held; err != nil {
+				t.Errorf("round %d: the holding write failed: %v", round, err)
+			}
 
-		for _, o := range innocent {
-			if o.err != nil {
-				t.Errorf("round %d: innocent write %s failed: %v", round, o.name, o.err)
+			for _, o := range innocent {
+				if o.err != nil {
+					t.Errorf("round %d: innocent write %s failed: %v", round, o.name, o.err)
+				}
+				if _, err := s.UserByEmail(ctx, o.name); err != nil {
+					t.Errorf("round %d: %s told %v, but reading it back: %v", round, o.name, o.err, err)
+				}
 			}
-			if _, err := s.UserByEmail(ctx, o.name); err != nil {
-				t.Errorf("round %d: %s told %v, but reading it back: %v", round, o.name, o.err, err)
+			_, err := s.ChannelByID(ctx, ch.ID)
+			switch {
+			case delErr == nil && !errors.Is(err, ErrNotFound):
+				t.Errorf("round %d: delete succeeded but the channel is still there (%v)", round, err)
+			case delErr != nil && err != nil:
+				t.Errorf("round %d: delete failed (%v) but the channel is gone (%v)", round, delErr, err)
+			case delErr != nil && !errors.Is(delErr, context.Canceled):
+				t.Errorf("round %d: delete failed with %v, want context.Canceled or success", round, delErr)
 			}
 		}
-		_, err := s.ChannelByID(ctx, ch.ID)
-		switch {
-		case delErr == nil && !errors.Is(err, ErrNotFound):
-			t.Errorf("round %d: delete succeeded but the channel is still there (%v)", round, err)
-		case delErr != nil && err != nil:
-			t.Errorf("round %d: delete failed (%v) but the channel is gone (%v)", round, delErr, err)
-		case delErr != nil && !errors.Is(delErr, context.Canceled):
-			t.Errorf("round %d: delete failed with %v, want context.Canceled or success", round, delErr)
-		}
-	}
+	})
 }
 
 // TestRolledBackBatchFailsWhole makes SQLite roll back a batch's
