@@ -142,7 +142,7 @@ func (a *app) serve(ctx context.Context) error {
 	}
 	httpSrv.RegisterOnShutdown(srv.CloseStreams)
 	log.Info("herald listening", "addr", ln.Addr().String(), "https", cfg.TLS.Enabled(), "base_url", cfg.BaseURL,
-		"db", cfg.DBPath(), "version", version)
+		"db", cfg.DatabaseName(), "version", version)
 	warnPlainHTTP(log, cfg, ln.Addr())
 	a.logSetup(ctx, log, cfg, st)
 

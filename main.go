@@ -87,7 +87,7 @@ func (a *app) openStore(ctx context.Context) (config.Config, *store.Store, error
 const cliBusyTimeout = time.Minute
 
 func openStore(ctx context.Context, cfg config.Config) (*store.Store, error) {
-	return store.Open(ctx, cfg.DBPath(), store.Options{Synchronous: cfg.Database.Synchronous, BusyTimeout: cliBusyTimeout})
+	return store.Open(ctx, cfg.DatabaseDSN(), store.Options{Synchronous: cfg.Database.Synchronous, BusyTimeout: cliBusyTimeout})
 }
 
 func newLogger(cfg config.Config, w io.Writer) *slog.Logger {

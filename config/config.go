@@ -7,6 +7,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"time"
@@ -82,10 +83,15 @@ func (t TLS) Enabled() bool { return t.CertFile != "" || len(t.ACMEDomains) > 0 
 // ACMECacheDir is where certificates and the ACME account key are kept.
 func (c Config) ACMECacheDir() string { return filepath.Join(c.DataDir, "acme") }
 
-// Database configures SQLite.
+// Database configures the database: SQLite in DataDir, or PostgreSQL at URL.
 type Database struct {
+	// URL, postgres://user:pass@host:5432/db?sslmode=..., puts everything
+	// in that PostgreSQL database, which several Herald processes may
+	// share. Empty: SQLite, in DataDir.
+	URL string `toml:"url"`
 	// Synchronous is "full" (an acknowledged write survives power loss) or
-	// "normal" (it survives a process crash only).
+	// "normal" (it survives a process crash only; on PostgreSQL a commit
+	// then does not wait for its WAL flush).
 	Synchronous string `toml:"synchronous"`
 }
 
@@ -280,6 +286,28 @@ func defaults() Config {
 // DBPath is the path of the SQLite database inside DataDir.
 func (c Config) DBPath() string {
 	return filepath.Join(c.DataDir, "herald.db")
+}
+
+// DatabaseDSN is what the store opens: the PostgreSQL URL if one is set,
+// else the SQLite file.
+func (c Config) DatabaseDSN() string {
+	if c.Database.URL != "" {
+		return c.Database.URL
+	}
+	return c.DBPath()
+}
+
+// DatabaseName names the database for logs and messages, without the
+// password a PostgreSQL URL may hold.
+func (c Config) DatabaseName() string {
+	if c.Database.URL == "" {
+		return c.DBPath()
+	}
+	u, err := url.Parse(c.Database.URL)
+	if err != nil {
+		return "postgres (unparsable url)"
+	}
+	return u.Redacted()
 }
 
 // Load reads the TOML file at path (path "" means: no file, defaults only),

@@ -260,6 +260,7 @@ func TestBadValues(t *testing.T) {
 		{"log_format", "log_format = \"xml\"\n", []string{"log_format"}},
 		{"log_level", "log_level = \"verbose\"\n", []string{"log_level"}},
 		{"synchronous", "[database]\nsynchronous = \"off\"\n", []string{"line 2: database.synchronous"}},
+		{"database url not postgres", "[database]\nurl = \"mysql://u:p@h/db\"\n", []string{"line 2: database.url", "PostgreSQL"}},
 		{"zero session_ttl", "[auth]\nsession_ttl = \"0s\"\n", []string{"auth.session_ttl", "positive"}},
 		{"negative refresh_ttl", "[auth]\nrefresh_ttl = \"-1h\"\n", []string{"auth.refresh_ttl"}},
 		{"zero send limit", "[plans.free]\nsend_per_minute = 0\n", []string{"plans.free.send_per_minute"}},

@@ -90,6 +90,11 @@ func (c *Config) Validate() error {
 	p.oneOf("log_format", c.LogFormat, "text", "json")
 	p.oneOf("log_level", c.LogLevel, "debug", "info", "warn", "error")
 	p.oneOf("database.synchronous", c.Database.Synchronous, "full", "normal")
+	if d := c.Database.URL; d != "" {
+		if u, err := url.Parse(d); err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
+			p.add("database.url", "must be a PostgreSQL URL such as postgres://user:password@host:5432/herald")
+		}
+	}
 	for _, n := range c.TrustedProxies {
 		if !isNetwork(n) {
 			p.add("trusted_proxies", "%q is not a CIDR or an IP address (e.g. \"10.0.0.0/8\" or \"127.0.0.1\")", n)
