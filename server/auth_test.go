@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -436,7 +435,7 @@ func authCountRows(t *testing.T, db *sql.DB, userID string) map[string]int {
 			col = "id"
 		}
 		var n int
-		if err := db.QueryRow(fmt.Sprintf("SELECT count(*) FROM %s WHERE %s = ?", table, col), userID).Scan(&n); err != nil {
+		if err := db.QueryRow(fmt.Sprintf("SELECT count(*) FROM %s WHERE %s = $1", table, col), userID).Scan(&n); err != nil {
 			t.Fatalf("count %s: %v", table, err)
 		}
 		out[table] = n
@@ -444,13 +443,10 @@ func authCountRows(t *testing.T, db *sql.DB, userID string) map[string]int {
 	return out
 }
 
-// authOpenDB opens the server's database file read-only beside the server.
+// authOpenDB opens the server's database beside the server.
 func authOpenDB(t *testing.T, env *testEnv) *sql.DB {
 	t.Helper()
-	db, err := sql.Open("sqlite", "file:"+filepath.Join(env.cfg.DataDir, "herald.db")+"?mode=ro&_pragma=busy_timeout(5000)")
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := env.rawDB(t)
 	t.Cleanup(func() { db.Close() })
 	return db
 }

@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"io"
 	"log/slog"
 	"net"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/heraldhq/herald/auth"
 	"github.com/heraldhq/herald/config"
+	"github.com/heraldhq/herald/internal/pgtest"
 	"github.com/heraldhq/herald/internal/testkit"
 	"github.com/heraldhq/herald/schedule"
 	"github.com/heraldhq/herald/service"
@@ -47,6 +49,7 @@ type testEnv struct {
 	t     testing.TB
 	cfg   config.Config
 	st    *store.Store
+	dsn   string // the database st is on
 	s     *Server
 	srv   *httptest.Server
 	clock *clock
@@ -65,6 +68,26 @@ func newTestEnv(t *testing.T, configure ...func(*config.Config)) *testEnv {
 // server and store; nil means the real clock (e.clock is then a frozen clock
 // nothing reads). stop closes server and store; it also runs at cleanup, so
 // a test can re-open dir after stopping.
+// rawDB opens env's database for a test's own SQL, which must run on
+// SQLite and PostgreSQL alike: $1, $2 ... placeholders in order, which
+// SQLite also reads.
+func (e *testEnv) rawDB(t testing.TB) *sql.DB {
+	t.Helper()
+	driver, dsn := "sqlite", "file:"+e.dsn+"?_pragma=busy_timeout(5000)"
+	if store.IsPostgresURL(e.dsn) {
+		driver, dsn = "pgx", e.dsn
+	}
+	db, err := sql.Open(driver, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db
+}
+
+// dsns remembers the PostgreSQL database given to a data directory, so that
+// a test that restarts its server on the same directory finds its data.
+var dsns sync.Map
+
 func openTestEnv(t testing.TB, dir string, clk *clock, configure ...func(*config.Config)) (e *testEnv, stop func()) {
 	t.Helper()
 	cfg := config.Default()
@@ -79,7 +102,14 @@ func openTestEnv(t testing.TB, dir string, clk *clock, configure ...func(*config
 	} else {
 		clk = newClock()
 	}
-	st, err := store.Open(context.Background(), filepath.Join(cfg.DataDir, "herald.db"), store.Options{Now: now})
+	dsn := filepath.Join(cfg.DataDir, "herald.db")
+	if d, ok := dsns.Load(dsn); ok {
+		dsn = d.(string)
+	} else if d := pgtest.Or(t, dsn); d != dsn {
+		dsns.Store(dsn, d)
+		dsn = d
+	}
+	st, err := store.Open(context.Background(), dsn, store.Options{Now: now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +123,7 @@ func openTestEnv(t testing.TB, dir string, clk *clock, configure ...func(*config
 	srv := httptest.NewServer(s.Handler())
 	// base_url must point at the test server for webhook_url values.
 	s.baseURL = srv.URL
-	e = &testEnv{t: t, cfg: cfg, st: st, s: s, srv: srv, clock: clk, logs: logs}
+	e = &testEnv{t: t, cfg: cfg, st: st, dsn: dsn, s: s, srv: srv, clock: clk, logs: logs}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); _ = runJobs(ctx, s) }()

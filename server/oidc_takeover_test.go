@@ -2,9 +2,7 @@ package server
 
 import (
 	"context"
-	"database/sql"
 	"errors"
-	"path/filepath"
 	"testing"
 
 	"github.com/heraldhq/herald/config"
@@ -53,7 +51,7 @@ func TestOIDCUnverifiedEmailClaimsNothing(t *testing.T) {
 	r := env.do(200, "POST", "/v1/auth/homelab", map[string]any{"id_token": fakeA.token(map[string]any{
 		"sub": "victim", "email": "victim@example.com", "email_verified": true})}, "")
 	owner := oidcUser(t, r)["id"]
-	if n := oidcCount(t, env, "SELECT count(*) FROM identities WHERE user_id = ?", owner); n != 1 {
+	if n := oidcCount(t, env, "SELECT count(*) FROM identities WHERE user_id = $1", owner); n != 1 {
 		t.Fatalf("owner has %d identities, want only their own", n)
 	}
 
@@ -62,7 +60,7 @@ func TestOIDCUnverifiedEmailClaimsNothing(t *testing.T) {
 	r = env.request("POST", "/v1/auth/homelab", map[string]any{"id_token": fakeA.token(map[string]any{
 		"sub": "mallory-a", "email": "victim@example.com", "email_verified": false})}, "")
 	wantError(t, r, 403, "forbidden")
-	if n := oidcCount(t, env, "SELECT count(*) FROM identities WHERE user_id = ?", owner); n != 1 {
+	if n := oidcCount(t, env, "SELECT count(*) FROM identities WHERE user_id = $1", owner); n != 1 {
 		t.Fatalf("owner has %d identities after an unverified link attempt, want 1", n)
 	}
 }
@@ -86,7 +84,7 @@ func TestOIDCLinkNeedsVerifiedAccount(t *testing.T) {
 	link := map[string]any{"id_token": fakeA.token(map[string]any{
 		"sub": "pat", "email": "pat@example.com", "email_verified": true})}
 	wantError(t, env.request("POST", "/v1/auth/homelab", link, ""), 403, "forbidden")
-	if n := oidcCount(t, env, "SELECT count(*) FROM identities WHERE user_id = ?", squatter.ID); n != 1 {
+	if n := oidcCount(t, env, "SELECT count(*) FROM identities WHERE user_id = $1", squatter.ID); n != 1 {
 		t.Fatalf("%d identities on the unverified account, want 1", n)
 	}
 
@@ -109,12 +107,13 @@ func TestOIDCLinkNeedsVerifiedAccount(t *testing.T) {
 
 func setEmailVerified(t *testing.T, env *testEnv, userID string, verified bool) {
 	t.Helper()
-	db, err := sql.Open("sqlite", "file:"+filepath.Join(env.cfg.DataDir, "herald.db")+"?_pragma=busy_timeout(5000)")
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := env.rawDB(t)
 	defer db.Close()
-	if _, err := db.Exec("UPDATE users SET email_verified = ? WHERE id = ?", verified, userID); err != nil {
+	v := 0
+	if verified {
+		v = 1
+	}
+	if _, err := db.Exec("UPDATE users SET email_verified = $1 WHERE id = $2", v, userID); err != nil {
 		t.Fatal(err)
 	}
 }

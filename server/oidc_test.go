@@ -3,13 +3,11 @@ package server
 import (
 	"context"
 	"crypto/sha256"
-	"database/sql"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"net/http"
 	"net/url"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -64,10 +62,7 @@ func oidcUser(t *testing.T, r response) map[string]any {
 // oidcCount runs a count query on a read-only connection to env's database.
 func oidcCount(t *testing.T, env *testEnv, query string, args ...any) int {
 	t.Helper()
-	db, err := sql.Open("sqlite", "file:"+filepath.Join(env.cfg.DataDir, "herald.db")+"?mode=ro&_pragma=busy_timeout(5000)")
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := env.rawDB(t)
 	defer db.Close()
 	var n int
 	if err := db.QueryRow(query, args...).Scan(&n); err != nil {
@@ -226,7 +221,7 @@ func TestOIDCLinkByEmail(t *testing.T) {
 				if got := oidcUser(t, r)["id"]; got != pat.ID {
 					t.Fatalf("linked sign-in is user %v, want the local user %s", got, pat.ID)
 				}
-				if n := oidcCount(t, env, "SELECT count(*) FROM identities WHERE user_id = ?", pat.ID); n != 1 {
+				if n := oidcCount(t, env, "SELECT count(*) FROM identities WHERE user_id = $1", pat.ID); n != 1 {
 					t.Fatalf("%d identities for the local user, want 1", n)
 				}
 				return

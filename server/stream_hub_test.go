@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -297,7 +296,7 @@ func TestStreamEndsWhenRevokedElsewhere(t *testing.T) {
 	streamWantEvent(t, byKey.next(streamWait), "message.created", id)
 	streamWantEvent(t, bySession.next(streamWait), "message.created", id)
 
-	other, err := store.Open(context.Background(), filepath.Join(env.cfg.DataDir, "herald.db"), store.Options{})
+	other, err := store.Open(context.Background(), env.dsn, store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/config"
+	"github.com/heraldhq/herald/internal/pgtest"
 	"github.com/heraldhq/herald/service"
 	"github.com/heraldhq/herald/store"
 )
@@ -433,7 +434,7 @@ func TestVAPIDPublicKeyEndpoint(t *testing.T) {
 }
 
 func TestVAPIDKeysSurviveReopen(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "herald.db")
+	path := pgtest.Or(t, filepath.Join(t.TempDir(), "herald.db"))
 	open := func() *store.Store {
 		st, err := store.Open(context.Background(), path, store.Options{})
 		if err != nil {

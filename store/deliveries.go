@@ -217,7 +217,9 @@ func (s *Store) RecordAttempt(ctx context.Context, d *Delivery, res AttemptResul
 func (s *Store) DeliveryLog(ctx context.Context, messageID string) (*DeliveryStatus, []Attempt, error) {
 	// One read transaction, so that the status and the attempts come from
 	// the same snapshot even while a worker records an attempt.
-	tx, err := s.read.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	// One snapshot for the delivery and its attempts: SQLite's read
+	// transactions are one; PostgreSQL's need repeatable read for it.
+	tx, err := s.read.BeginTx(ctx, &sql.TxOptions{ReadOnly: true, Isolation: s.snapshot()})
 	if err != nil {
 		return nil, nil, fmt.Errorf("store: delivery log %s: %w", messageID, err)
 	}

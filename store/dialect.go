@@ -180,7 +180,7 @@ func rebind(q string) string {
 // message row m, one row each, named j with the user id in j.value.
 func (s *Store) approvers(m string) string {
 	if s.pg {
-		return "jsonb_array_elements_text(" + m + ".approval::jsonb -> 'approvers') AS j(value)"
+		return "herald_approvers(" + m + ".approval) AS j(value)" // json_each's rows, in the PostgreSQL schema
 	}
 	return "json_each(" + m + ".approval, '$.approvers') j"
 }
@@ -210,4 +210,13 @@ func (s *Store) emailArg() string {
 		return "lower(?)"
 	}
 	return "?"
+}
+
+// snapshot is the isolation level of a read transaction whose statements
+// must all see the same commits.
+func (s *Store) snapshot() sql.IsolationLevel {
+	if s.pg {
+		return sql.LevelRepeatableRead
+	}
+	return sql.LevelDefault // a SQLite transaction reads one snapshot
 }

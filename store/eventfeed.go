@@ -34,6 +34,7 @@ func (s *Store) EventHorizon(ctx context.Context) (int64, error) {
 func (s *Store) FollowEvents(ctx context.Context, commit func(n int64)) error {
 	wake, cancel := s.Subscribe(TopicEvents)
 	defer cancel()
+	var last int64
 	for {
 		n, err := s.EventHorizon(ctx)
 		if err != nil {
@@ -42,7 +43,8 @@ func (s *Store) FollowEvents(ctx context.Context, commit func(n int64)) error {
 			}
 			return err
 		}
-		commit(n)
+		last = max(last, n) // on PostgreSQL deleting the newest events lowers it
+		commit(last)
 		select {
 		case <-ctx.Done():
 			return nil

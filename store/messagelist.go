@@ -304,7 +304,7 @@ func (s *Store) indexMessages() string {
 		// herald_words (the PostgreSQL schema) splits as searchWordsPG does.
 		return `INSERT INTO messages_fts (rowid, words, readers, channel)
 			SELECT m.rowid, herald_words(m.title || ' ' || m.body),
-				ARRAY[c.user_id] || ARRAY(SELECT j.value FROM ` + s.approvers("m") + `),
+				ARRAY[c.user_id] || ARRAY(SELECT j.value FROM ` + s.approvers("m") + ` WHERE j.value IS NOT NULL),
 				m.channel_id
 			FROM messages m JOIN channels c ON c.id = m.channel_id
 			WHERE m.rowid > ? AND m.rowid <= ?

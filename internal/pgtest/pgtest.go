@@ -80,3 +80,19 @@ func Exec(t testing.TB, dsn string, query string, args ...any) {
 		t.Fatalf("%s: %v", query, err)
 	}
 }
+
+// EnvAll names the variable that moves whole test suites onto PostgreSQL:
+// with it set to 1, Or gives each test a PostgreSQL database instead of
+// its SQLite file, so the tests written for SQLite check the same
+// behaviour on PostgreSQL (CI runs the server and delivery tests a second
+// time so).
+const EnvAll = "HERALD_TEST_ALL_ON_POSTGRES"
+
+// Or returns sqlitePath, or a new PostgreSQL database for t when EnvAll is 1.
+func Or(t testing.TB, sqlitePath string) string {
+	t.Helper()
+	if os.Getenv(EnvAll) != "1" {
+		return sqlitePath
+	}
+	return NewDatabase(t)
+}

@@ -1,9 +1,9 @@
 -- The PostgreSQL schema, equivalent to SQLite's after its migrations
 -- 0001-0018 (migrations/sqlite): the same tables, columns in the same
 -- order, constraints, indexes and trigger behaviour. A PostgreSQL database
--- starts here, at version 18. Every later migration comes in a pair, one
--- file per dialect (migrations/sqlite/NNNN_name.sql and
--- migrations/postgres/NNNN_name.sql), with the same number and name.
+-- starts here, at version 18, in one step. Every later migration comes in
+-- a pair with the same number, one file per dialect: migrations/sqlite/ and
+-- migrations/postgres/.
 --
 -- How SQLite's schema maps onto PostgreSQL's:
 -- - INTEGER is BIGINT, REAL is DOUBLE PRECISION, BLOB is BYTEA. Flags
@@ -16,16 +16,18 @@
 --   back: an id is never handed out twice, which events need (0012).
 -- - The store reads the implicit rowid of messages and sessions: here it
 --   is an explicit identity column named rowid, first in each table.
--- - JSON stays in TEXT columns; triggers read it as jsonb.
+-- - JSON stays in TEXT columns; triggers read it as jsonb, the approvers
+--   of a rule through herald_approvers (SQLite's json_each).
 -- - email COLLATE NOCASE is a unique index on lower(email): "=" on the
 --   column is case-sensitive here, so a query that finds a user by email
 --   compares lower(email) = lower(?).
 -- - WITHOUT ROWID, sqlite_sequence and the FTS5 virtual table have no
 --   counterpart; the search index is an ordinary table (messages_fts).
 -- - Every SQLite trigger is a row-level trigger of the same name, timing
---   and condition, running the plpgsql function <trigger name>_fn. One
---   difference in timing: an AFTER row trigger of PostgreSQL runs once
---   its whole statement is done, where SQLite's runs after each row.
+--   and condition, running the plpgsql function <trigger name>_fn, except
+--   messages_unindex (see messages_fts). One difference in timing: an
+--   AFTER row trigger of PostgreSQL runs once its whole statement is
+--   done, where SQLite's runs after each row.
 
 -- Accounts, credentials and the resources a user owns (0001).
 
@@ -304,35 +306,37 @@ INSERT INTO search_indexed (id, position) VALUES (1, 0);
 -- letters, digits or '_'. What counts as a letter, and how it is
 -- lower-cased, is the database's locale (LC_CTYPE): a UTF-8 locale such as
 -- C.UTF-8 knows every Unicode letter; "C" only ASCII ones. Unlike
--- unicode61 it keeps diacritics ("café" does not match "cafe"). A word
--- longer than a tsvector lexeme may be (2047 bytes) is left out, where
--- FTS5 would index it: no search types such a word.
+-- unicode61 it keeps diacritics ("café" does not match "cafe"), and a few
+-- rare characters fall on the other side (superscript digits and
+-- fractions split words here, circled letters do not). A word longer than
+-- a tsvector lexeme may be (2047 bytes) is left out, where FTS5 would
+-- index it: no search types such a word. The words carry no positions.
 CREATE FUNCTION herald_words(t TEXT) RETURNS TSVECTOR
     LANGUAGE SQL IMMUTABLE STRICT PARALLEL SAFE
     RETURN array_to_tsvector(ARRAY(
         SELECT w FROM regexp_split_to_table(lower(t), '[^[:alnum:]_]+') AS w
         WHERE w <> '' AND octet_length(w) <= 2047));
 
--- The values of SQLite's json_each(approval, '$.approvers'): the elements
--- of the rule's approvers array (an element that is JSON null is NULL). As
--- json_each does, an object gives its members' values, a single value
--- itself (JSON null: one NULL), and no approvers or a NULL rule nothing.
--- The Go rule always writes an array, or null for no approvers, which
--- jsonb_array_elements_text alone would refuse.
+-- The values of SQLite's json_each(approval, '$.approvers'), in order:
+-- the elements of the rule's approvers array (an element that is JSON null
+-- is NULL). As json_each does, an object gives its members' values, a
+-- single value itself (JSON null: one NULL), and no approvers or a NULL
+-- rule nothing. The Go rule writes an array, or null when it has no
+-- approvers, which jsonb_array_elements_text alone would refuse. In a
+-- query, "herald_approvers(m.approval) AS j(value)" stands for SQLite's
+-- "json_each(m.approval, '$.approvers') j".
 CREATE FUNCTION herald_approvers(approval TEXT) RETURNS SETOF TEXT
     LANGUAGE SQL IMMUTABLE PARALLEL SAFE
     AS $$
     SELECT e.value
-        FROM (SELECT approval::jsonb -> 'approvers' AS a) r,
-            jsonb_array_elements_text(CASE WHEN jsonb_typeof(r.a) = 'array' THEN r.a END) AS e(value)
-    UNION ALL
-    SELECT e.value
-        FROM (SELECT approval::jsonb -> 'approvers' AS a) r,
-            jsonb_each_text(CASE WHEN jsonb_typeof(r.a) = 'object' THEN r.a END) AS e(key, value)
-    UNION ALL
-    SELECT r.a #>> '{}'
-        FROM (SELECT approval::jsonb -> 'approvers' AS a) r
-        WHERE jsonb_typeof(r.a) NOT IN ('array', 'object')
+    FROM (SELECT approval::jsonb -> 'approvers' AS a) r
+    CROSS JOIN LATERAL (
+        SELECT value FROM jsonb_array_elements_text(CASE WHEN jsonb_typeof(r.a) = 'array' THEN r.a END)
+        UNION ALL
+        SELECT value FROM jsonb_each_text(CASE WHEN jsonb_typeof(r.a) = 'object' THEN r.a END)
+        UNION ALL
+        SELECT r.a #>> '{}' WHERE jsonb_typeof(r.a) NOT IN ('array', 'object')
+    ) AS e(value)
     $$;
 
 -- App-store subscriptions, one row per purchase, keyed by the store's own
