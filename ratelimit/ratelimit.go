@@ -63,13 +63,19 @@ func (l *Limiter) Take(key string, perMinute int) Verdict {
 		b.perMinute = perMinute
 	}
 	b.last = now
-	v := Verdict{Limit: perMinute}
-	v.OK = b.lim.AllowN(now, 1)
-	tokens := b.lim.TokensAt(now)
+	ok := b.lim.AllowN(now, 1)
+	return VerdictFor(perMinute, b.lim.TokensAt(now), ok, now)
+}
+
+// VerdictFor is the verdict of a bucket of perMinute that holds tokens
+// after a Take at now that succeeded (ok) or not: for buckets kept
+// elsewhere, such as in a database several servers share.
+func VerdictFor(perMinute int, tokens float64, ok bool, now time.Time) Verdict {
+	v := Verdict{Limit: perMinute, OK: ok}
 	v.Remaining = max(0, int(math.Floor(tokens)))
 	perToken := time.Minute / time.Duration(perMinute)
 	v.Reset = now.Add(time.Duration((float64(perMinute) - tokens) * float64(perToken)))
-	if !v.OK {
+	if !ok {
 		v.RetryAfter = time.Duration((1 - tokens) * float64(perToken))
 	}
 	return v

@@ -29,7 +29,7 @@ func (s *Server) serviceWorker(method, path string, h authedFunc) {
 		if err != nil {
 			return err
 		}
-		if err := s.rateLimit(w, "api|"+who.user.ID+"|"+route, s.cfg.Plans.Limits(who.user.Plan).APIPerMinute); err != nil {
+		if err := s.rateLimit(w, r, "api|"+who.user.ID+"|"+route, s.cfg.Plans.Limits(who.user.Plan).APIPerMinute); err != nil {
 			return err
 		}
 		return h(w, r, p, who)

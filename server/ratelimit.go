@@ -1,15 +1,18 @@
 package server
 
 import (
+	"context"
 	"math"
 	"net/http"
 	"strconv"
+
+	"github.com/heraldhq/herald/ratelimit"
 )
 
 // rateLimit takes a token for key and sets the X-RateLimit headers; when the
 // bucket is empty it returns 429 rate_limited with Retry-After.
-func (s *Server) rateLimit(w http.ResponseWriter, key string, perMinute int) error {
-	v := s.limits.Take(key, perMinute)
+func (s *Server) rateLimit(w http.ResponseWriter, r *http.Request, key string, perMinute int) error {
+	v := s.takeToken(r.Context(), key, perMinute)
 	// Canonical keys assigned directly (Set would canonicalise them on
 	// every request); on the wire they read X-Ratelimit-*, which header
 	// names being case-insensitive makes the same as X-RateLimit-*.
@@ -24,4 +27,22 @@ func (s *Server) rateLimit(w http.ResponseWriter, key string, perMinute int) err
 	h.Set("Retry-After", strconv.Itoa(max(1, secs)))
 	return newError(http.StatusTooManyRequests, "rate_limited",
 		"rate limit of %d requests per minute reached; retry after %d seconds", v.Limit, max(1, secs))
+}
+
+// takeToken takes a token of key's bucket: in this process's memory on
+// SQLite; on PostgreSQL in the database, so that every replica spends the
+// same tokens (N replicas do not give a channel N times its limit). Should
+// the database fail to answer, this process's own bucket decides.
+func (s *Server) takeToken(ctx context.Context, key string, perMinute int) ratelimit.Verdict {
+	if !s.st.IsPostgres() {
+		return s.limits.Take(key, perMinute)
+	}
+	tokens, ok, err := s.st.TakeRateToken(ctx, key, perMinute)
+	if err != nil {
+		if ctx.Err() == nil {
+			s.log.Warn("shared rate limit unavailable; this replica's own limit applies", "err", err)
+		}
+		return s.limits.Take(key, perMinute)
+	}
+	return ratelimit.VerdictFor(perMinute, tokens, ok, s.now())
 }

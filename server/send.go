@@ -21,7 +21,7 @@ func (s *Server) sendTarget(w http.ResponseWriter, r *http.Request, token string
 	if err != nil {
 		return nil, err
 	}
-	if err := s.rateLimit(w, "send|"+ch.ID, s.cfg.Plans.Limits(plan).SendPerMinute); err != nil {
+	if err := s.rateLimit(w, r, "send|"+ch.ID, s.cfg.Plans.Limits(plan).SendPerMinute); err != nil {
 		return nil, err
 	}
 	return ch, nil

@@ -152,7 +152,12 @@ func (s *Server) Schedule(sch *schedule.Scheduler) {
 	}
 	sch.Every("api key use", 5*time.Second, flush)
 	sch.AtExit("api key use", 5*time.Second, flush)
-	sch.Every("rate limit buckets", 5*time.Second, func(context.Context) { s.limits.Sweep() })
+	sch.Every("rate limit buckets", 5*time.Second, func(ctx context.Context) {
+		s.limits.Sweep()
+		if _, err := s.st.SweepRateBuckets(ctx); err != nil && ctx.Err() == nil {
+			s.log.Warn("sweep shared rate limits", "err", err)
+		}
+	})
 	sch.Loop("identity providers", s.warmProviders)
 	// Live streams wait for the hub: without it they get no events.
 	sch.Loop("stream hub", func(ctx context.Context) {
@@ -221,7 +226,7 @@ func (s *Server) withAuth(route string, needSession bool, h authedFunc) handlerF
 			return errForbidden("%s needs a session token (sign in); an API key cannot call it", route)
 		}
 		limit := s.cfg.Plans.Limits(who.user.Plan).APIPerMinute
-		if err := s.rateLimit(w, "api|"+who.user.ID+"|"+route, limit); err != nil {
+		if err := s.rateLimit(w, r, "api|"+who.user.ID+"|"+route, limit); err != nil {
 			return err
 		}
 		return h(w, r, p, who)

@@ -475,3 +475,16 @@ END
 $$;
 CREATE TRIGGER credential_changes_user_deleted AFTER DELETE ON users
     FOR EACH ROW EXECUTE FUNCTION credential_changes_user_deleted_fn();
+
+-- PostgreSQL only: the rate limits that replicas share (store/ratebuckets.go).
+-- One token bucket per key ("send|<channel>", "api|<user>|<route>"),
+-- refilled by the time between takes; a key idle for a minute is full
+-- again, and swept.
+CREATE TABLE rate_buckets (
+    key        TEXT PRIMARY KEY,
+    tokens     DOUBLE PRECISION NOT NULL,
+    per_minute BIGINT NOT NULL CHECK (per_minute > 0),
+    updated_at BIGINT NOT NULL,
+    took       BIGINT NOT NULL CHECK (took IN (0, 1))
+);
+CREATE INDEX rate_buckets_updated ON rate_buckets (updated_at);
