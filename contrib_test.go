@@ -1,6 +1,7 @@
 package main
 
 import (
+	"maps"
 	"os"
 	"regexp"
 	"strings"
@@ -48,21 +49,28 @@ func TestContribFiles(t *testing.T) {
 		t.Errorf("ExecStart %q: %v", exec, err)
 	}
 
-	compose, err := os.ReadFile("contrib/docker-compose.yml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, m := range regexp.MustCompile(`(?m)^\s+(HERALD_[A-Z_]+): "([^"]*)"`).FindAllStringSubmatch(string(compose), -1) {
-		env[m[1]] = m[2]
-	}
-	if len(env) < 3 {
-		t.Fatalf("found only %v in contrib/", env)
-	}
-	cfg, err := config.Load("", func(k string) string { return env[k] })
-	if err != nil {
-		t.Fatalf("contrib's environment %v does not load: %v", env, err)
-	}
-	if cfg.UnreachableBaseURL() {
-		t.Errorf("contrib's base_url %s is one only the server itself can use", cfg.BaseURL)
+	for _, file := range []string{"contrib/docker-compose.yml", "contrib/docker-compose.replicas.yml"} {
+		compose, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		composeEnv := maps.Clone(env)
+		for _, m := range regexp.MustCompile(`(?m)^\s+(HERALD_[A-Z_]+): "([^"]*)"`).FindAllStringSubmatch(string(compose), -1) {
+			// Compose fills ${VAR:?...} from the shell; any value will do here.
+			composeEnv[m[1]] = regexp.MustCompile(`\$\{[^}]*\}`).ReplaceAllString(m[2], "secret")
+		}
+		if len(composeEnv) < 3 {
+			t.Fatalf("found only %v in %s", composeEnv, file)
+		}
+		cfg, err := config.Load("", func(k string) string { return composeEnv[k] })
+		if err != nil {
+			t.Fatalf("%s's environment %v does not load: %v", file, composeEnv, err)
+		}
+		if cfg.UnreachableBaseURL() {
+			t.Errorf("%s's base_url %s is one only the server itself can use", file, cfg.BaseURL)
+		}
+		if strings.Contains(file, "replicas") && !strings.HasPrefix(cfg.DatabaseDSN(), "postgres://") {
+			t.Errorf("%s runs its replicas on %q, not PostgreSQL", file, cfg.DatabaseDSN())
+		}
 	}
 }
