@@ -363,3 +363,34 @@ func TestReplicasDeletedChannelToken(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestReplicasShareRateLimit: the Free plan's 5 sends a minute per channel
+// hold for the channel, not for each replica: 10 sends alternating over two
+// replicas are 5 × 200 and 5 × 429.
+func TestReplicasShareRateLimit(t *testing.T) {
+	db := replicaDB(t)
+	procs := startReplicas(t, db, 2, "HERALD_LOG_LEVEL=warn")
+	key := replicaUser(t, procs[0], "free@example.com", "free")
+	ch := replicaNewChannel(t, procs, key, "limited")
+	const sends, perMinute = 10, 5
+	got := map[int]int{}
+	began := time.Now()
+	for i := range sends {
+		code, out, err := procs[i%2].call("POST", "/v1/send/"+ch.hook, map[string]string{"title": fmt.Sprint("limited ", i)}, "")
+		if err != nil {
+			t.Fatalf("send %d: %v", i, err)
+		}
+		if code != http.StatusOK && code != http.StatusTooManyRequests {
+			t.Fatalf("send %d: %d %v, want 200 or 429", i, code, out)
+		}
+		got[code]++
+	}
+	// The bucket refills one send every 12 s: on a machine so slow that the
+	// sends took longer, the late ones may have earned a refill.
+	took := time.Since(began)
+	refilled := int(took / (time.Minute / perMinute))
+	if n := got[http.StatusOK]; n < perMinute || n > perMinute+refilled {
+		t.Fatalf("%d sends alternating over two replicas in %s: %d × 200 and %d × 429, want %d × 200 and %d × 429 (plus up to %d refilled)",
+			sends, took.Round(time.Millisecond), n, got[http.StatusTooManyRequests], perMinute, sends-perMinute, refilled)
+	}
+}
