@@ -332,34 +332,51 @@ func aprNum(v any) int {
 }
 
 // TestReplicasDeletedChannelToken: a channel deleted through one replica
-// stops taking sends through the other within the token cache's bound, a
-// second: every send that starts later is 401.
+// stops answering to its webhook token on the other within the token
+// cache's bound, a second: every request that starts later is 401. A poll
+// (GET /v1/callback) is served from the cache until then; a send fails to
+// store its message at once and is 401 from the first.
 func TestReplicasDeletedChannelToken(t *testing.T) {
 	db := replicaDB(t)
 	procs := startReplicas(t, db, 2, crashEnv()...)
 	a, b := procs[0], procs[1]
 	key := replicaUser(t, a, "delete@example.com", "pro")
-	ch := replicaNewChannel(t, procs, key, "doomed")
-	send := map[string]string{"title": "still here?"}
-	b.must(t, http.StatusOK, "POST", "/v1/send/"+ch.hook, send, "") // B has the token in its cache now
 
-	a.must(t, http.StatusOK, "DELETE", "/v1/channels/"+ch.id, nil, key)
-	deleted := time.Now()
-	const bound = time.Second
-	var before []string // answers to sends that started within the bound
+	polled := replicaNewChannel(t, procs, key, "polled")
+	id, _ := a.must(t, http.StatusOK, "POST", "/v1/send/"+polled.hook, map[string]string{"title": "answered?"}, "")["id"].(string)
+	poll := "/v1/callback/" + polled.hook + "/" + id
+	b.must(t, http.StatusOK, "GET", poll, nil, "") // B has the token in its cache now
+	a.must(t, http.StatusOK, "DELETE", "/v1/channels/"+polled.id, nil, key)
+	took, before := untilRefused(t, time.Now(), func() (int, map[string]any, error) { return b.call("GET", poll, nil, "") })
+	t.Logf("B answered 401 to a poll that began %s after the delete through A; before it: %v", took.Round(time.Millisecond), before)
+
+	sent := replicaNewChannel(t, procs, key, "sent")
+	send := map[string]string{"title": "still here?"}
+	b.must(t, http.StatusOK, "POST", "/v1/send/"+sent.hook, send, "") // cached on B
+	a.must(t, http.StatusOK, "DELETE", "/v1/channels/"+sent.id, nil, key)
+	took, before = untilRefused(t, time.Now(), func() (int, map[string]any, error) { return b.call("POST", "/v1/send/"+sent.hook, send, "") })
+	t.Logf("B answered 401 to a send that began %s after the delete through A; before it: %v", took.Round(time.Millisecond), before)
+}
+
+// untilRefused calls do until it answers 401, and returns how long after
+// deleted the call that did began, and the answers before it (how many of
+// each). Any call that
+// begins more than a second after deleted must be 401.
+func untilRefused(t *testing.T, deleted time.Time, do func() (int, map[string]any, error)) (time.Duration, map[string]int) {
+	t.Helper()
+	const bound = time.Second // the token cache's (store/tokencache.go)
+	before := map[string]int{}
 	for {
 		began := time.Now()
-		code, out, err := b.call("POST", "/v1/send/"+ch.hook, send, "")
-		if err == nil && code == http.StatusUnauthorized {
-			t.Logf("B answered 401 to a send that began %s after the delete through A (bound %s); before it: %v",
-				began.Sub(deleted).Round(time.Microsecond), bound, before)
-			return
+		code, out, err := do()
+		if err == nil && code == http.StatusUnauthorized && out["error"] == "invalid_token" {
+			return began.Sub(deleted), before
 		}
 		if began.Sub(deleted) > bound {
-			t.Fatalf("a send through B that began %s after the channel was deleted through A: %d %v %v, want 401",
+			t.Fatalf("a request through B that began %s after the channel was deleted through A: %d %v %v, want 401 invalid_token",
 				began.Sub(deleted).Round(time.Millisecond), code, out, err)
 		}
-		before = append(before, fmt.Sprintf("%d %v", code, out["error"]))
+		before[fmt.Sprintf("%d %v", code, out["error"])]++
 		time.Sleep(10 * time.Millisecond)
 	}
 }
