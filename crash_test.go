@@ -16,7 +16,9 @@ import (
 // The crash tests run the real binary, kill it with SIGKILL while callbacks
 // are queued, start it again on the same data directory and check that every
 // accepted response still reaches its receiver (duplicates allowed, losses
-// not). They take a few seconds each and are skipped with -short.
+// not), on SQLite and on PostgreSQL. They take a few seconds each (on
+// PostgreSQL up to a lease more, see procDB.leaseWait) and are skipped with
+// -short.
 
 // crashEnv is the environment of every herald serve in a crash test, beside
 // the data directory: fast retries and enough attempts that nothing is
@@ -187,7 +189,11 @@ func TestCrashWithPendingCallbacks(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and kills the real binary; skipped with -short")
 	}
-	dataDir, env := t.TempDir(), crashEnv()
+	forEachDatabase(t, testCrashWithPendingCallbacks)
+}
+
+func testCrashWithPendingCallbacks(t *testing.T, db procDB) {
+	dataDir, env := t.TempDir(), crashEnv(append(db.env(), db.leaseEnv()...)...)
 	rc := crashNewReceiver(t, 0)
 	s := crashStart(t, dataDir, env)
 	token, hook := crashSetup(t, s)
@@ -211,7 +217,7 @@ func TestCrashWithPendingCallbacks(t *testing.T) {
 
 	rc.healthy.Store(true)
 	s = crashStart(t, dataDir, env)
-	rc.waitAll(t, ids, 30*time.Second)
+	rc.waitAll(t, ids, 30*time.Second+db.leaseWait())
 	crashWaitDelivered(t, s, token, ids)
 	s.stop(t, 30*time.Second)
 }
@@ -225,7 +231,11 @@ func TestCrashDuringResponds(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and kills the real binary; skipped with -short")
 	}
-	dataDir, env := t.TempDir(), crashEnv("HERALD_DELIVERY_WORKERS=2")
+	forEachDatabase(t, testCrashDuringResponds)
+}
+
+func testCrashDuringResponds(t *testing.T, db procDB) {
+	dataDir, env := t.TempDir(), crashEnv(append(append(db.env(), db.leaseEnv()...), "HERALD_DELIVERY_WORKERS=2")...)
 	rc := crashNewReceiver(t, 0)
 	rc.gate = make(chan struct{})
 	rc.healthy.Store(true)
@@ -296,7 +306,7 @@ func TestCrashDuringResponds(t *testing.T) {
 
 	close(rc.gate)
 	s = crashStart(t, dataDir, env)
-	rc.waitAll(t, got, 30*time.Second)
+	rc.waitAll(t, got, 30*time.Second+db.leaseWait())
 	crashWaitDelivered(t, s, token, got)
 	s.stop(t, 30*time.Second)
 }

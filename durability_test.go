@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -20,14 +19,18 @@ import (
 // the message is committed. It sends from many goroutines, kills the server
 // with SIGKILL while sends are in flight, restarts it on the same data
 // directory and requires every acknowledged id to be there, through the API
-// and through store.Open.
+// and through store.Open, on SQLite and on PostgreSQL.
 func TestDurabilityAfterSIGKILL(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the herald binary")
 	}
+	forEachDatabase(t, testDurabilityAfterSIGKILL)
+}
+
+func testDurabilityAfterSIGKILL(t *testing.T, db procDB) {
 	dataDir := t.TempDir()
 
-	srv := durStart(t, dataDir)
+	srv := durStart(t, dataDir, db.env()...)
 	runHerald(t, srv.env, "", "user", "add", "durability@example.com")
 	key := strings.TrimSpace(runHerald(t, srv.env, "", "key", "create", "durability@example.com", "--name", "durability"))
 	var ch struct {
@@ -44,7 +47,7 @@ func TestDurabilityAfterSIGKILL(t *testing.T) {
 	}
 	t.Logf("%d sends acknowledged before SIGKILL", len(acked))
 
-	srv2 := durStart(t, dataDir)
+	srv2 := durStart(t, dataDir, db.env()...)
 	stored := durListIDs(t, srv2.base, key, ch.ID)
 	var missing []string
 	for _, id := range acked {
@@ -58,20 +61,20 @@ func TestDurabilityAfterSIGKILL(t *testing.T) {
 	t.Logf("all %d acknowledged messages found after restart (%d stored)", len(acked), len(stored))
 
 	srv2.stop(t, 30*time.Second)
-	durCheckStore(t, dataDir, acked)
+	durCheckStore(t, db.open(t, dataDir), acked)
 }
 
-// durStart runs herald serve on dataDir, with generous rate limits, and
-// waits up to 20s for /healthz.
-func durStart(t *testing.T, dataDir string) *heraldProc {
+// durStart runs herald serve on dataDir, with generous rate limits and
+// extraEnv, and waits up to 20s for /healthz.
+func durStart(t *testing.T, dataDir string, extraEnv ...string) *heraldProc {
 	t.Helper()
-	return startHerald(t, 20*time.Second, dataDir,
+	return startHerald(t, 20*time.Second, dataDir, append([]string{
 		"HERALD_PLANS_FREE_SEND_PER_MINUTE=100000000",
 		"HERALD_PLANS_FREE_API_PER_MINUTE=100000000",
 		"HERALD_PLANS_PRO_SEND_PER_MINUTE=100000000", // herald user add makes pro users
 		"HERALD_PLANS_PRO_API_PER_MINUTE=100000000",
 		"HERALD_LOG_LEVEL=warn",
-	)
+	}, extraEnv...)...)
 }
 
 // durSendUntilKilled sends from 16 goroutines; after 300 ms (longer if fewer
@@ -178,16 +181,11 @@ func durListIDs(t *testing.T, base, key, channelID string) map[string]bool {
 	}
 }
 
-// durCheckStore opens the database directly, after the server has stopped,
-// and looks every acknowledged id up.
-func durCheckStore(t *testing.T, dataDir string, acked []string) {
+// durCheckStore looks every acknowledged id up in st, the database opened
+// directly.
+func durCheckStore(t *testing.T, st *store.Store, acked []string) {
 	t.Helper()
 	ctx := context.Background()
-	st, err := store.Open(ctx, filepath.Join(dataDir, "herald.db"), store.Options{})
-	if err != nil {
-		t.Fatalf("store.Open: %v", err)
-	}
-	defer st.Close()
 	for _, id := range acked {
 		if _, err := st.Message(ctx, id); err != nil {
 			t.Fatalf("store.Message(%s) of an acknowledged send: %v", id, err)
