@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/heraldhq/herald/internal/pgtest"
 	"github.com/heraldhq/herald/netguard"
 	"github.com/heraldhq/herald/store"
 )
@@ -62,7 +63,7 @@ func (l *lockedBuffer) String() string {
 func atEnv(t *testing.T, clk *atClock, url string) (st *store.Store, path, msgID string) {
 	t.Helper()
 	ctx := context.Background()
-	path = filepath.Join(t.TempDir(), "herald.db")
+	path = pgtest.Or(t, filepath.Join(t.TempDir(), "herald.db"))
 	st, err := store.Open(ctx, path, store.Options{Now: clk.Now})
 	if err != nil {
 		t.Fatal(err)

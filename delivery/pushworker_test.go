@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/internal/googletest"
+	"github.com/heraldhq/herald/internal/pgtest"
 	"github.com/heraldhq/herald/internal/testkit"
 	"github.com/heraldhq/herald/push"
 	"github.com/heraldhq/herald/store"
@@ -290,7 +291,7 @@ type pwEnv struct {
 func newPWEnv(t *testing.T) *pwEnv {
 	t.Helper()
 	clk := &pwClock{t: time.Now().UTC().Truncate(time.Millisecond)}
-	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "herald.db"), store.Options{Now: clk.Now})
+	st, err := store.Open(context.Background(), pgtest.Or(t, filepath.Join(t.TempDir(), "herald.db")), store.Options{Now: clk.Now})
 	if err != nil {
 		t.Fatal(err)
 	}

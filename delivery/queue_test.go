@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/heraldhq/herald/internal/pgtest"
 	"github.com/heraldhq/herald/netguard"
 	"github.com/heraldhq/herald/store"
 )
@@ -67,7 +68,7 @@ func qtOpen(t *testing.T, path string) *store.Store {
 func newQTEnv(t *testing.T) *qtEnv {
 	t.Helper()
 	ctx := context.Background()
-	e := &qtEnv{path: filepath.Join(t.TempDir(), "herald.db")}
+	e := &qtEnv{path: pgtest.Or(t, filepath.Join(t.TempDir(), "herald.db"))}
 	e.st = qtOpen(t, e.path)
 	t.Cleanup(func() { e.st.Close() })
 	u := &store.User{Email: "queue@example.com", Name: "queue", Plan: "free"}
