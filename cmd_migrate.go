@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -75,15 +74,13 @@ func (a *app) printCopied(from, to string, copied []store.TableCopy) {
 	if u, err := url.Parse(to); err == nil {
 		name = u.Redacted()
 	}
-	fmt.Fprintf(a.stdout, "copied %s to %s:\n", from, name)
-	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(a.stdout, "copied %s to %s, rows per table:\n", from, name)
 	var total int64
 	for _, c := range copied {
-		fmt.Fprintf(tw, "  %d\t rows of %s\n", c.Rows, c.Table)
+		fmt.Fprintf(a.stdout, "  %-22s %10d\n", c.Table, c.Rows)
 		total += c.Rows
 	}
-	fmt.Fprintf(tw, "  %d\t rows in all\n", total)
-	tw.Flush()
+	fmt.Fprintf(a.stdout, "  %-22s %10d\n", "in all", total)
 	fmt.Fprintf(a.stdout, `
 The search index starts empty: the server rebuilds it in the background once it
 runs, and search finds older messages as it catches up.

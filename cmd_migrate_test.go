@@ -266,7 +266,7 @@ func TestMigrateDataCopiesEveryTable(t *testing.T) {
 	sqlitePath := filepath.Join(env["HERALD_DATA_DIR"], "herald.db")
 
 	out := mustCLI(t, env, "", "migrate-data", "--from", sqlitePath, "--to", pgURL)
-	for _, want := range []string{"rows of messages", "rows of events", "search index starts empty", "[database] url"} {
+	for _, want := range []string{"rows per table", "  messages ", "  events ", "search index starts empty", "[database] url"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
@@ -321,8 +321,8 @@ func TestMigrateDataCopiesEveryTable(t *testing.T) {
 			if g, w := got, []string{"id=1 position=0 "}; !slices.Equal(g, w) {
 				t.Errorf("search_indexed = %q, want %q (the indexer starts again)", g, w)
 			}
-			if slices.Equal(got, want) {
-				t.Errorf("the source's search position is %q: index it first, so that the reset is checked", want)
+			if slices.Equal(want, []string{"id=1 position=0 "}) {
+				t.Errorf("the source's search position is 0: index it first, so that the reset is checked")
 			}
 			continue
 		}
@@ -380,5 +380,69 @@ func TestMigrateDataCopiesEveryTable(t *testing.T) {
 	}
 	if last := evs[len(evs)-1]; last.MessageID != m.ID || last.ID <= maxEvent {
 		t.Errorf("newest event = %+v, want the new message's with an id above the copied %d", last, maxEvent)
+	}
+}
+
+// pgSnapshot reads every row of every table of the PostgreSQL database.
+func pgSnapshot(t *testing.T, db *sql.DB) map[string][]string {
+	t.Helper()
+	rows, err := db.Query(`SELECT table_name FROM information_schema.tables
+		WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tables []string
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		tables = append(tables, n)
+	}
+	rows.Close()
+	snap := map[string][]string{}
+	for _, table := range tables {
+		snap[table] = tableRows(t, db, table, pgColumns(t, db, table))
+	}
+	return snap
+}
+
+func TestMigrateDataRefusesNonEmptyTarget(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pgURL := pgtest.NewDatabase(t)
+	env := newCLIEnv(t)
+	mustCLI(t, env, "", "user", "add", "me@example.com")
+	sqlitePath := filepath.Join(env["HERALD_DATA_DIR"], "herald.db")
+
+	// Someone already uses the PostgreSQL database.
+	st, err := store.Open(ctx, pgURL, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.CreateUser(ctx, &store.User{Email: "other@example.com", Plan: "free"}); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	db, err := sql.Open("pgx", pgURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	before := pgSnapshot(t, db)
+
+	out, _, err := runCLI(t, env, "", "migrate-data", "--from", sqlitePath, "--to", pgURL)
+	if err == nil || !strings.Contains(err.Error(), "already holds Herald data (rows in users)") || !strings.Contains(err.Error(), "nothing was copied") {
+		t.Fatalf("migrate-data into a used database = %v (output %q), want a refusal naming users", err, out)
+	}
+	after := pgSnapshot(t, db)
+	for table, rows := range before {
+		if !slices.Equal(after[table], rows) {
+			t.Errorf("table %s changed:\nbefore: %q\nafter:  %q", table, rows, after[table])
+		}
+	}
+	var off int
+	if err := db.QueryRow("SELECT count(*) FROM pg_trigger WHERE NOT tgisinternal AND tgenabled <> 'O'").Scan(&off); err != nil || off != 0 {
+		t.Errorf("%d triggers left off (%v)", off, err)
 	}
 }
