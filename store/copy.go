@@ -24,8 +24,15 @@ import (
 // SQLiteSource is a SQLite database opened read-only, to be copied.
 type SQLiteSource struct {
 	db      *sql.DB
+	read    sqliteReader // db, or the copy's read transaction
 	path    string
 	version int
+}
+
+// sqliteReader is a *sql.DB or a *sql.Tx.
+type sqliteReader interface {
+	QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row
 }
 
 // ErrSchemaVersion is returned by OpenSQLiteSource for a database whose
@@ -71,7 +78,7 @@ func OpenSQLiteSource(ctx context.Context, path string) (*SQLiteSource, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
-	src := &SQLiteSource{db: db, path: path}
+	src := &SQLiteSource{db: db, read: db, path: path}
 	if err := src.checkVersion(ctx); err != nil {
 		db.Close()
 		return nil, err
@@ -86,14 +93,14 @@ func (src *SQLiteSource) checkVersion(ctx context.Context) error {
 	}
 	want := list[len(list)-1].version
 	var exists bool
-	if err := src.db.QueryRowContext(ctx,
+	if err := src.read.QueryRowContext(ctx,
 		"SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations')").Scan(&exists); err != nil {
 		return fmt.Errorf("store: read %s: %w", src.path, err)
 	}
 	if !exists {
 		return fmt.Errorf("store: %s is not a Herald database (it has no schema_migrations table)", src.path)
 	}
-	if err := src.db.QueryRowContext(ctx, "SELECT COALESCE(MAX(version), 0) FROM schema_migrations").Scan(&src.version); err != nil {
+	if err := src.read.QueryRowContext(ctx, "SELECT COALESCE(MAX(version), 0) FROM schema_migrations").Scan(&src.version); err != nil {
 		return fmt.Errorf("store: schema version of %s: %w", src.path, err)
 	}
 	if src.version != want {
@@ -155,6 +162,15 @@ func (s *Store) CopyFromSQLite(ctx context.Context, src *SQLiteSource) ([]TableC
 		return nil, fmt.Errorf("store: copy from SQLite: connect: %w", err)
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
+	// Every table is read in one read transaction: one snapshot of the
+	// file, consistent across tables.
+	snap, err := src.db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("store: copy from SQLite: read %s: %w", src.path, err)
+	}
+	defer snap.Rollback()
+	src.read = snap
+	defer func() { src.read = src.db }()
 	tables, err := copyPlan(ctx, conn, src)
 	if err != nil {
 		return nil, fmt.Errorf("store: copy from SQLite: %w", err)
@@ -259,12 +275,12 @@ func resetSequence(ctx context.Context, t pgx.Tx, src *SQLiteSource, table, col 
 func (src *SQLiteSource) handedOut(ctx context.Context, table string) (int64, error) {
 	// SQLite creates sqlite_sequence with the first AUTOINCREMENT table.
 	var exists bool
-	if err := src.db.QueryRowContext(ctx,
+	if err := src.read.QueryRowContext(ctx,
 		"SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'sqlite_sequence')").Scan(&exists); err != nil || !exists {
 		return 0, err
 	}
 	var n int64
-	err := src.db.QueryRowContext(ctx, "SELECT COALESCE(MAX(seq), 0) FROM sqlite_sequence WHERE name = ?", table).Scan(&n)
+	err := src.read.QueryRowContext(ctx, "SELECT COALESCE(MAX(seq), 0) FROM sqlite_sequence WHERE name = ?", table).Scan(&n)
 	return n, err
 }
 
@@ -408,7 +424,7 @@ func pgCopyOrder(ctx context.Context, conn *pgx.Conn, tables map[string]*copyTab
 // tables lists the SQLite database's own tables: not SQLite's (sqlite_*),
 // not virtual tables or their shadow tables, not notCopied.
 func (src *SQLiteSource) tables(ctx context.Context) ([]string, error) {
-	rows, err := src.db.QueryContext(ctx, "SELECT name FROM pragma_table_list WHERE schema = 'main' AND type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'")
+	rows, err := src.read.QueryContext(ctx, "SELECT name FROM pragma_table_list WHERE schema = 'main' AND type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'")
 	if err != nil {
 		return nil, fmt.Errorf("list SQLite tables: %w", err)
 	}
@@ -430,7 +446,7 @@ func (src *SQLiteSource) tables(ctx context.Context) ([]string, error) {
 // has and no others. A column named rowid that SQLite does not declare is
 // its implicit rowid, which a query reads by that name.
 func (src *SQLiteSource) checkColumns(ctx context.Context, tb *copyTable) error {
-	rows, err := src.db.QueryContext(ctx, "SELECT name FROM pragma_table_info(?)", tb.name)
+	rows, err := src.read.QueryContext(ctx, "SELECT name FROM pragma_table_info(?)", tb.name)
 	if err != nil {
 		return fmt.Errorf("columns of %s: %w", tb.name, err)
 	}
@@ -466,7 +482,7 @@ func copyTableRows(ctx context.Context, t pgx.Tx, src *SQLiteSource, tb copyTabl
 	}
 	// In the order of the first column (the primary key or rowid, for
 	// every table so far): the rows arrive as SQLite stored them.
-	rows, err := src.db.QueryContext(ctx, "SELECT "+strings.Join(cols, ", ")+" FROM "+quote(tb.name)+" ORDER BY 1")
+	rows, err := src.read.QueryContext(ctx, "SELECT "+strings.Join(cols, ", ")+" FROM "+quote(tb.name)+" ORDER BY 1")
 	if err != nil {
 		return 0, err
 	}
