@@ -55,7 +55,7 @@ func newRoot(stdin io.Reader, stdout, stderr io.Writer, getenv func(string) stri
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.PersistentFlags().StringVar(&a.configPath, "config", "", "config file (default ./herald.toml if it exists, else built-in defaults)")
-	root.AddCommand(a.serveCmd(), a.userCmd(), a.keyCmd(), a.backupCmd(), a.vacuumCmd(), a.sendCmd(), a.versionCmd())
+	root.AddCommand(a.serveCmd(), a.userCmd(), a.keyCmd(), a.backupCmd(), a.vacuumCmd(), a.migrateDataCmd(), a.sendCmd(), a.versionCmd())
 	root.AddCommand(a.listenCmds()...)
 	return root
 }

@@ -1,0 +1,94 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+
+	"github.com/spf13/cobra"
+
+	"github.com/heraldhq/herald/store"
+)
+
+func (a *app) migrateDataCmd() *cobra.Command {
+	var from, to string
+	cmd := &cobra.Command{
+		Use:   "migrate-data --from FILE --to URL",
+		Short: "Copy a SQLite database (herald.db) into an empty PostgreSQL database",
+		Long: `Copies every row of a SQLite Herald database into an empty PostgreSQL
+database, in one transaction: all of it or nothing. Ids are kept, so API keys,
+sessions, webhook URLs, devices and live streams' positions carry over.
+
+Stop the server first: the SQLite file is opened read-only, and what a running
+server writes during the copy would be missing from it.
+
+The SQLite file must be at the schema version of this herald: run this herald
+on it once first (opening the file migrates it). The PostgreSQL database must
+hold no Herald data: its schema is created here if needed. The role in the URL
+must own the tables (the copy turns their triggers off meanwhile): the role
+Herald itself connects as, which creates them, does.
+
+The search index is not copied: the server rebuilds it in the background once
+it runs, and search finds older messages as it catches up.`,
+		Example: `  herald migrate-data --from /var/lib/herald/herald.db --to postgres://herald:secret@db.lan/herald`,
+		Args:    needArgs(),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			if from == "" || to == "" {
+				return fmt.Errorf("both --from (the SQLite file) and --to (the PostgreSQL URL) are needed (usage: %s)", cmd.UseLine())
+			}
+			if store.IsPostgresURL(from) {
+				return fmt.Errorf("--from is the SQLite file (herald.db) to copy, not a PostgreSQL URL")
+			}
+			if !store.IsPostgresURL(to) {
+				return fmt.Errorf("--to must be a PostgreSQL URL (postgres://user:password@host/database), not %q", to)
+			}
+			src, err := store.OpenSQLiteSource(ctx, from)
+			if err != nil {
+				return err
+			}
+			defer src.Close()
+			dst, err := store.Open(ctx, to, store.Options{BusyTimeout: cliBusyTimeout})
+			if err != nil {
+				return err
+			}
+			defer dst.Close()
+			copied, err := dst.CopyFromSQLite(ctx, src)
+			var full store.ErrTargetNotEmpty
+			if errors.As(err, &full) {
+				return fmt.Errorf("%w; nothing was copied", err)
+			} else if err != nil {
+				return err
+			}
+			a.printCopied(from, to, copied)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&from, "from", "", "the SQLite database file to copy (herald.db in data_dir)")
+	cmd.Flags().StringVar(&to, "to", "", "the PostgreSQL database to copy into, as a URL (postgres://...)")
+	return cmd
+}
+
+func (a *app) printCopied(from, to string, copied []store.TableCopy) {
+	name := "the PostgreSQL database"
+	if u, err := url.Parse(to); err == nil {
+		name = u.Redacted()
+	}
+	fmt.Fprintf(a.stdout, "copied %s to %s, rows per table:\n", from, name)
+	var total int64
+	for _, c := range copied {
+		fmt.Fprintf(a.stdout, "  %-22s %10d\n", c.Table, c.Rows)
+		total += c.Rows
+	}
+	fmt.Fprintf(a.stdout, "  %-22s %10d\n", "in all", total)
+	fmt.Fprintf(a.stdout, `
+The search index starts empty: the server rebuilds it in the background once it
+runs, and search finds older messages as it catches up.
+
+Next:
+  1. Point Herald at the database: set [database] url in herald.toml (or
+     HERALD_DATABASE_URL) to the --to URL, on every replica.
+  2. Start the server, or the replicas.
+  3. Keep %s as it is, as a backup, until you trust the new setup.
+`, from)
+}
