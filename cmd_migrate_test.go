@@ -305,6 +305,8 @@ func TestMigrateDataCopiesEveryTable(t *testing.T) {
 	}(); err != nil {
 		t.Fatal(err)
 	}
+	// rate_buckets: the replicas' shared rate limits, which SQLite keeps in memory.
+	pgTables = slices.DeleteFunc(pgTables, func(n string) bool { return n == "rate_buckets" })
 	if !slices.Equal(tables, pgTables) {
 		t.Fatalf("tables: SQLite %v, PostgreSQL %v", tables, pgTables)
 	}

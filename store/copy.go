@@ -289,6 +289,11 @@ func quote(name string) string {
 	return `"` + strings.ReplaceAll(name, `"`, `""`) + `"`
 }
 
+// postgresOnly are the tables only a shared database needs, which a SQLite
+// installation has nothing to copy into: the replicas' rate limits start
+// full.
+var postgresOnly = map[string]bool{"rate_buckets": true}
+
 // copyTable is one table to copy: its columns as PostgreSQL has them, in
 // order, and its identity columns.
 type copyTable struct {
@@ -316,6 +321,10 @@ func copyPlan(ctx context.Context, conn *pgx.Conn, src *SQLiteSource) ([]copyTab
 		}
 	}
 	for n, tb := range tables {
+		if postgresOnly[n] {
+			delete(tables, n)
+			continue
+		}
 		if !slices.Contains(names, n) {
 			return nil, fmt.Errorf("the PostgreSQL database has a table %s that the SQLite one lacks", n)
 		}
