@@ -20,6 +20,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -48,6 +49,10 @@ type result struct {
 	CPUPerEvent float64 `json:"cpu_us_per_event"`
 	IdleKBPer   float64 `json:"idle_kb_per_stream"`
 	ClosedEarly int64   `json:"streams_closed_early"`
+	// ClientCPUPerEvent is this generator's own CPU per delivered event
+	// over the same span: it shares the cores with Herald, so it says
+	// how much of the latency may be the measurement's.
+	ClientCPUPerEvent float64 `json:"client_cpu_us_per_event"`
 }
 
 func main() {
@@ -60,14 +65,15 @@ func main() {
 	duration := flag.Duration("duration", 8*time.Second, "how long to send")
 	drain := flag.Duration("drain", 10*time.Second, "how long to wait for the last events after sending")
 	label := flag.String("label", "herald", "name of this run in the output")
+	cpuProfile := flag.String("cpuprofile", "", "write the generator's own CPU profile of the sending span to this file")
 	flag.Parse()
-	if err := run(*base, *pid, *usersFile, *streams, *nUsers, *rate, *duration, *drain, *label); err != nil {
+	if err := run(*base, *pid, *usersFile, *streams, *nUsers, *rate, *duration, *drain, *label, *cpuProfile); err != nil {
 		fmt.Fprintln(os.Stderr, "fanout:", err)
 		os.Exit(1)
 	}
 }
 
-func run(base string, pid int, usersFile string, nStreams, nUsers, rate int, duration, drain time.Duration, label string) error {
+func run(base string, pid int, usersFile string, nStreams, nUsers, rate int, duration, drain time.Duration, label, profile string) error {
 	u, err := url.Parse(base)
 	if err != nil || u.Hostname() != "127.0.0.1" {
 		return fmt.Errorf("-url must be http://127.0.0.1:PORT, not %q", base)
@@ -115,6 +121,21 @@ func run(base string, pid int, usersFile string, nStreams, nUsers, rate int, dur
 	if err != nil {
 		return err
 	}
+	self0, err := cpuSeconds(os.Getpid())
+	if err != nil {
+		return err
+	}
+	if profile != "" {
+		f, err := os.Create(profile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	start := time.Now()
 	var expected int64
 	var sendErrors atomic.Int64
@@ -144,6 +165,10 @@ func run(base string, pid int, usersFile string, nStreams, nUsers, rate int, dur
 	if err != nil {
 		return err
 	}
+	self1, err := cpuSeconds(os.Getpid())
+	if err != nil {
+		return err
+	}
 	cancel()
 	wg.Wait()
 
@@ -154,6 +179,7 @@ func run(base string, pid int, usersFile string, nStreams, nUsers, rate int, dur
 		IdleKBPer: float64(rss1-rss0) / float64(nStreams), ClosedEarly: rec.closedEarly.Load()}
 	if res.Delivered > 0 {
 		res.CPUPerEvent = res.CPUSeconds / float64(res.Delivered) * 1e6
+		res.ClientCPUPerEvent = (self1 - self0) / float64(res.Delivered) * 1e6
 	}
 	return json.NewEncoder(os.Stdout).Encode(res)
 }
