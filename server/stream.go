@@ -21,7 +21,7 @@ func (s *Server) handleVAPIDKey(w http.ResponseWriter, r *http.Request, _ httpro
 
 // CloseStreams ends every live stream; the HTTP server calls it when it
 // shuts down, since it does not end long-lived requests by itself.
-func (s *Server) CloseStreams() { s.closeStreams.Do(func() { close(s.streamsDone) }) }
+func (s *Server) CloseStreams() { s.closeStreams() }
 
 // handleStream is GET /v1/stream: Server-Sent Events of the user's messages
 // being created, updated and deleted. Live events come from the hub, which
