@@ -75,6 +75,7 @@ type Server struct {
 	closeStreams context.CancelFunc
 	hub          *hub.Hub
 	credChanges  atomic.Int64 // credential changes as of the hub's last read
+	heartbeat    atomic.Int64 // a stream's heartbeat interval (a time.Duration); tests shorten it
 }
 
 // New builds the server and its routes.
@@ -109,6 +110,7 @@ func New(opts Options) *Server {
 		started:  opts.Now(),
 	}
 	s.streams, s.closeStreams = context.WithCancel(context.Background())
+	s.heartbeat.Store(int64(heartbeat))
 	s.hub = s.newHub(opts.StreamBuffer)
 	s.streamMetrics(opts.Registry)
 	s.providers = map[string]*auth.Provider{}

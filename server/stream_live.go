@@ -92,7 +92,8 @@ func (ls *liveStream) run(ctx context.Context) error {
 		context.AfterFunc(ls.s.streams, ls.poke),
 		ls.sub.AfterStop(ls.poke),
 	}
-	beat := time.AfterFunc(heartbeat, func() { ls.beat.Store(true); ls.poke() })
+	every := time.Duration(ls.s.heartbeat.Load())
+	beat := time.AfterFunc(every, func() { ls.beat.Store(true); ls.poke() })
 	defer func() {
 		beat.Stop()
 		for _, stop := range stops {
@@ -113,7 +114,7 @@ func (ls *liveStream) run(ctx context.Context) error {
 				if err := ls.heartbeat(); err != nil {
 					return err
 				}
-				beat.Reset(heartbeat)
+				beat.Reset(every)
 			}
 		}
 	}

@@ -73,3 +73,38 @@ func TestStreamUnchunked(t *testing.T) {
 		t.Fatalf("frame %q, want id, event: message.created and data of message %s, with nothing between", frame, id)
 	}
 }
+
+// TestStreamHeartbeats: an idle stream gets a heartbeat comment every
+// interval, not only once, and events still arrive between them.
+func TestStreamHeartbeats(t *testing.T) {
+	env := newTestEnv(t)
+	env.s.heartbeat.Store(int64(20 * time.Millisecond))
+	ann := env.newUser("ann@example.com")
+	_, token := streamChannel(env, ann, "ops")
+	c := streamOpen(env, ann.Token)
+	beats := func() int {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		n := 0
+		for _, s := range c.comments {
+			if s == "heartbeat" {
+				n++
+			}
+		}
+		return n
+	}
+	waitBeats := func(n int) {
+		t.Helper()
+		deadline := time.Now().Add(streamWait)
+		for beats() < n {
+			if time.Now().After(deadline) {
+				t.Fatalf("%d heartbeats within %v, want %d", beats(), streamWait, n)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	waitBeats(3)
+	id := streamSend(env, token, "Disk full")
+	streamWantEvent(t, c.next(streamWait), "message.created", id)
+	waitBeats(beats() + 2)
+}
