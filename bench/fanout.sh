@@ -64,7 +64,12 @@ data_dir  = "$1"
 log_level = "warn"
 
 # High enough that the rate limiter never refuses: we measure the stream.
+# "herald user add" puts users on the pro plan, so both plans get them.
 [plans.free]
+send_per_minute = 100000000
+api_per_minute  = 100000000
+
+[plans.pro]
 send_per_minute = 100000000
 api_per_minute  = 100000000
 EOF

@@ -82,9 +82,11 @@ type Hub struct {
 
 	dropped atomic.Int64 // frames not handed to a full subscriber
 
-	ready    chan struct{} // closed once pos is known
-	done     chan struct{} // closed when Run returns
-	stopOnce sync.Once
+	ready chan struct{} // closed once pos is known
+	// stopped ends when Run returns: its Done is every subscriber's, and
+	// AfterStop hangs a subscriber's call on it without a goroutine.
+	stopped context.Context
+	stop    context.CancelFunc
 }
 
 // New returns a hub that follows feed and loads frames with load. It does
@@ -96,9 +98,10 @@ func New(feed Feed, load Loader, opts Options) *Hub {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
+	stopped, stop := context.WithCancel(context.Background())
 	return &Hub{feed: feed, load: load, log: opts.Logger, buffer: opts.Buffer,
 		kick: make(chan struct{}, 1), users: map[string][]*Sub{},
-		ready: make(chan struct{}), done: make(chan struct{})}
+		ready: make(chan struct{}), stopped: stopped, stop: stop}
 }
 
 // commit records n from the feed and wakes Run; it never blocks.
@@ -126,7 +129,7 @@ func (h *Hub) isReady() bool {
 // Run follows the feed and dispatches frames until ctx ends; then every
 // subscriber's Done closes. A failing feed or loader is logged and retried.
 func (h *Hub) Run(ctx context.Context) error {
-	defer h.stopOnce.Do(func() { close(h.done) })
+	defer h.stop()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
@@ -234,7 +237,7 @@ func (h *Hub) Position() int64 { return h.pos.Load() }
 func (h *Hub) Subscribe(ctx context.Context, user string) (*Sub, int64, error) {
 	select {
 	case <-h.ready:
-	case <-h.done:
+	case <-h.stopped.Done():
 		return nil, 0, ErrStopped
 	case <-ctx.Done():
 		return nil, 0, ctx.Err()
@@ -242,10 +245,8 @@ func (h *Hub) Subscribe(ctx context.Context, user string) (*Sub, int64, error) {
 	s := &Sub{h: h, user: user, ch: make(chan *Frame, h.buffer)}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	select {
-	case <-h.done:
+	if h.stopped.Err() != nil {
 		return nil, 0, ErrStopped
-	default:
 	}
 	h.users[user] = append(h.users[user], s)
 	return s, h.pos.Load(), nil
@@ -304,7 +305,16 @@ func (s *Sub) Lost() int64 {
 }
 
 // Done is closed when the hub stops.
-func (s *Sub) Done() <-chan struct{} { return s.h.done }
+func (s *Sub) Done() <-chan struct{} { return s.h.stopped.Done() }
+
+// Stopped reports whether the hub has stopped.
+func (s *Sub) Stopped() bool { return s.h.stopped.Err() != nil }
+
+// AfterStop calls f in its own goroutine once the hub has stopped (at once
+// if it has), like context.AfterFunc, whose stop it returns. A stream that
+// waits on several things can have each of them wake it on one channel of
+// its own, instead of waiting on the channel every stream shares.
+func (s *Sub) AfterStop(f func()) (stop func() bool) { return context.AfterFunc(s.h.stopped, f) }
 
 // Close unregisters the subscriber.
 func (s *Sub) Close() {

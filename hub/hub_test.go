@@ -167,6 +167,8 @@ func TestHubStop(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- h.Run(ctx) }()
 	s, _ := subscribe(t, h, "ann")
+	told := make(chan struct{})
+	s.AfterStop(func() { close(told) })
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatalf("Run: %v", err)
@@ -175,6 +177,19 @@ func TestHubStop(t *testing.T) {
 	case <-s.Done():
 	case <-time.After(wait):
 		t.Fatal("Done still open after Run returned")
+	}
+	select {
+	case <-told:
+	case <-time.After(wait):
+		t.Fatal("AfterStop's function not called after Run returned")
+	}
+	// Hung on a stopped hub, it is called at once.
+	again := make(chan struct{})
+	s.AfterStop(func() { close(again) })
+	select {
+	case <-again:
+	case <-time.After(wait):
+		t.Fatal("AfterStop on a stopped hub: function not called")
 	}
 	if _, _, err := h.Subscribe(context.Background(), "ann"); !errors.Is(err, ErrStopped) {
 		t.Fatalf("Subscribe after stop: %v, want ErrStopped", err)

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -71,11 +70,12 @@ type Server struct {
 	providers map[string]*auth.Provider
 	subs      *service.Subscriptions
 
-	started      time.Time // for the uptime the admin pages show
-	streamsDone  chan struct{}
-	closeStreams sync.Once
+	started      time.Time       // for the uptime the admin pages show
+	streams      context.Context // ends when CloseStreams is called
+	closeStreams context.CancelFunc
 	hub          *hub.Hub
 	credChanges  atomic.Int64 // credential changes as of the hub's last read
+	heartbeat    atomic.Int64 // a stream's heartbeat interval (a time.Duration); tests shorten it
 }
 
 // New builds the server and its routes.
@@ -99,17 +99,18 @@ func New(opts Options) *Server {
 	}
 	s := &Server{
 		cfg: opts.Config, st: opts.Store, svc: opts.Service, log: opts.Logger, version: opts.Version, now: opts.Now,
-		baseURL:     strings.TrimRight(opts.Config.BaseURL, "/"),
-		hsts:        strings.HasPrefix(strings.ToLower(opts.Config.BaseURL), "https://"),
-		registry:    opts.Registry,
-		metrics:     newMetrics(opts.Registry),
-		limits:      ratelimit.New(opts.Now),
-		signins:     newSigninThrottle(opts.Now),
-		keyUse:      newKeyUse(),
-		subs:        opts.Subscriptions,
-		started:     opts.Now(),
-		streamsDone: make(chan struct{}),
+		baseURL:  strings.TrimRight(opts.Config.BaseURL, "/"),
+		hsts:     strings.HasPrefix(strings.ToLower(opts.Config.BaseURL), "https://"),
+		registry: opts.Registry,
+		metrics:  newMetrics(opts.Registry),
+		limits:   ratelimit.New(opts.Now),
+		signins:  newSigninThrottle(opts.Now),
+		keyUse:   newKeyUse(),
+		subs:     opts.Subscriptions,
+		started:  opts.Now(),
 	}
+	s.streams, s.closeStreams = context.WithCancel(context.Background())
+	s.heartbeat.Store(int64(heartbeat))
 	s.hub = s.newHub(opts.StreamBuffer)
 	s.streamMetrics(opts.Registry)
 	s.providers = map[string]*auth.Provider{}

@@ -21,7 +21,7 @@ func (s *Server) handleVAPIDKey(w http.ResponseWriter, r *http.Request, _ httpro
 
 // CloseStreams ends every live stream; the HTTP server calls it when it
 // shuts down, since it does not end long-lived requests by itself.
-func (s *Server) CloseStreams() { s.closeStreams.Do(func() { close(s.streamsDone) }) }
+func (s *Server) CloseStreams() { s.closeStreams() }
 
 // handleStream is GET /v1/stream: Server-Sent Events of the user's messages
 // being created, updated and deleted. Live events come from the hub, which
@@ -54,6 +54,14 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request, _ httprout
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no")
+	if r.ProtoMajor == 1 {
+		// Over HTTP/1.1 the frames go out as they are, not chunked, and
+		// the connection closing ends the stream (net/http does this for
+		// "identity"). Chunking would add a formatted, allocated chunk
+		// header and two more buffered writes to every flush of every
+		// stream. HTTP/2 frames the data itself and takes no such header.
+		h.Set("Transfer-Encoding", "identity")
+	}
 	w.WriteHeader(http.StatusOK)
 	fmt.Fprintf(w, "retry: 2000\n: connected\n\n")
 	if reset == "" {

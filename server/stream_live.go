@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/heraldhq/herald/hub"
@@ -24,6 +25,12 @@ const catchUpPage = 200
 
 // maxBatch bounds how many frames a stream writes before it flushes.
 const maxBatch = 64
+
+// rearm is how old a stream's write deadline may get before a write sets
+// a new one: setting it takes the runtime's timer lock, which every
+// stream's every event would contend for. A write still gets at least
+// streamWriteTimeout - rearm.
+const rearm = time.Second
 
 // errSignedOut ends a stream whose credential stopped working.
 var errSignedOut = errors.New("stream: credential no longer valid")
@@ -46,11 +53,20 @@ type liveStream struct {
 	// checked, expires when that check stops holding by itself.
 	changes int64
 	expires time.Time
+	// armed is when the write deadline was last set.
+	armed time.Time
+	// wake tells run to look up from its frames: the request ended, the
+	// server closes its streams, the hub stopped, or beat is due. It is
+	// the stream's own, so a stream waiting for frames waits on no channel
+	// that every stream shares (their locks were contended at each event)
+	// and on no timer channel (blocking on one adds and removes a timer).
+	wake chan struct{}
+	beat atomic.Bool
 }
 
 func (s *Server) newLiveStream(w http.ResponseWriter, r *http.Request, who *principal, sub *hub.Sub, after int64) *liveStream {
 	return &liveStream{s: s, w: w, rc: http.NewResponseController(w), r: r, who: who, sub: sub, last: after,
-		changes: s.credChanges.Load(), expires: who.expires}
+		changes: s.credChanges.Load(), expires: who.expires, wake: make(chan struct{}, 1)}
 }
 
 // ended logs why a stream ended when it is worth knowing.
@@ -60,36 +76,61 @@ func (ls *liveStream) ended(err error) {
 	}
 }
 
+// poke wakes run; it never blocks.
+func (ls *liveStream) poke() {
+	select {
+	case ls.wake <- struct{}{}:
+	default:
+	}
+}
+
 // run writes the hub's frames until the client leaves, the credential stops
 // working, the server shuts down or a write fails.
 func (ls *liveStream) run(ctx context.Context) error {
-	beat := time.NewTicker(heartbeat)
-	defer beat.Stop()
+	stops := []func() bool{
+		context.AfterFunc(ctx, ls.poke),
+		context.AfterFunc(ls.s.streams, ls.poke),
+		ls.sub.AfterStop(ls.poke),
+	}
+	every := time.Duration(ls.s.heartbeat.Load())
+	beat := time.AfterFunc(every, func() { ls.beat.Store(true); ls.poke() })
+	defer func() {
+		beat.Stop()
+		for _, stop := range stops {
+			stop()
+		}
+	}()
 	for {
 		select {
-		case <-ctx.Done():
-			return nil
-		case <-ls.s.streamsDone:
-			return nil
-		case <-ls.sub.Done():
-			return nil
 		case f := <-ls.sub.Frames():
 			if err := ls.deliver(ctx, f); err != nil {
 				return err
 			}
-		case <-beat.C:
-			if !ls.signedIn(true) {
-				return errSignedOut
+		case <-ls.wake:
+			if ctx.Err() != nil || ls.s.streams.Err() != nil || ls.sub.Stopped() {
+				return nil
 			}
-			ls.arm()
-			if _, err := io.WriteString(ls.w, ": heartbeat\n\n"); err != nil {
-				return fmt.Errorf("%w: %w", errClientGone, err)
-			}
-			if err := ls.flush(); err != nil {
-				return err
+			if ls.beat.Swap(false) {
+				if err := ls.heartbeat(); err != nil {
+					return err
+				}
+				beat.Reset(every)
 			}
 		}
 	}
+}
+
+// heartbeat re-checks the credential and writes a comment, which keeps
+// proxies from closing an idle stream.
+func (ls *liveStream) heartbeat() error {
+	if !ls.signedIn(true) {
+		return errSignedOut
+	}
+	ls.arm()
+	if _, err := io.WriteString(ls.w, ": heartbeat\n\n"); err != nil {
+		return fmt.Errorf("%w: %w", errClientGone, err)
+	}
+	return ls.flush()
 }
 
 // deliver writes f and whatever else is waiting (up to maxBatch frames),
@@ -186,9 +227,17 @@ func (ls *liveStream) signedIn(force bool) bool {
 	return ok
 }
 
-// arm gives the writes that follow streamWriteTimeout to complete. The
-// deadline is the real clock's: the connection's, not the server's.
-func (ls *liveStream) arm() { _ = ls.rc.SetWriteDeadline(time.Now().Add(streamWriteTimeout)) }
+// arm gives the writes that follow streamWriteTimeout to complete, less
+// rearm at most. The deadline is the real clock's: the connection's, not
+// the server's.
+func (ls *liveStream) arm() {
+	now := time.Now()
+	if now.Sub(ls.armed) < rearm {
+		return
+	}
+	ls.armed = now
+	_ = ls.rc.SetWriteDeadline(now.Add(streamWriteTimeout))
+}
 
 func (ls *liveStream) flush() error {
 	if err := ls.rc.Flush(); err != nil {

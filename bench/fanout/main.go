@@ -10,9 +10,6 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -20,7 +17,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"slices"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -48,6 +45,10 @@ type result struct {
 	CPUPerEvent float64 `json:"cpu_us_per_event"`
 	IdleKBPer   float64 `json:"idle_kb_per_stream"`
 	ClosedEarly int64   `json:"streams_closed_early"`
+	// ClientCPUPerEvent is this generator's own CPU per delivered event
+	// over the same span: it shares the cores with Herald, so it says
+	// how much of the latency may be the measurement's.
+	ClientCPUPerEvent float64 `json:"client_cpu_us_per_event"`
 }
 
 func main() {
@@ -60,14 +61,15 @@ func main() {
 	duration := flag.Duration("duration", 8*time.Second, "how long to send")
 	drain := flag.Duration("drain", 10*time.Second, "how long to wait for the last events after sending")
 	label := flag.String("label", "herald", "name of this run in the output")
+	cpuProfile := flag.String("cpuprofile", "", "write the generator's own CPU profile of the sending span to this file")
 	flag.Parse()
-	if err := run(*base, *pid, *usersFile, *streams, *nUsers, *rate, *duration, *drain, *label); err != nil {
+	if err := run(*base, *pid, *usersFile, *streams, *nUsers, *rate, *duration, *drain, *label, *cpuProfile); err != nil {
 		fmt.Fprintln(os.Stderr, "fanout:", err)
 		os.Exit(1)
 	}
 }
 
-func run(base string, pid int, usersFile string, nStreams, nUsers, rate int, duration, drain time.Duration, label string) error {
+func run(base string, pid int, usersFile string, nStreams, nUsers, rate int, duration, drain time.Duration, label, profile string) error {
 	u, err := url.Parse(base)
 	if err != nil || u.Hostname() != "127.0.0.1" {
 		return fmt.Errorf("-url must be http://127.0.0.1:PORT, not %q", base)
@@ -76,27 +78,27 @@ func run(base string, pid int, usersFile string, nStreams, nUsers, rate int, dur
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64, DisableCompression: true}}
 
 	rss0, err := rssKB(pid)
 	if err != nil {
 		return err
 	}
-	rec := newRecorder(nStreams)
+	rec, err := newRecorder()
+	if err != nil {
+		return err
+	}
+	defer rec.close()
 	perUser := make([]int, len(users)) // streams of each user
-	var wg sync.WaitGroup
 	connected := make(chan error, nStreams)
 	gate := make(chan struct{}, 32) // connections being opened at once
 	for i := range nStreams {
 		who := i % len(users)
 		perUser[who]++
-		wg.Add(1)
 		gate <- struct{}{}
 		go func() {
-			defer wg.Done()
-			rec.stream(ctx, client, base, users[who].key, i, connected, gate)
+			defer func() { <-gate }()
+			connected <- rec.open(u.Host, users[who].key, i)
 		}()
 	}
 	for range nStreams {
@@ -104,6 +106,8 @@ func run(base string, pid int, usersFile string, nStreams, nUsers, rate int, dur
 			return err
 		}
 	}
+	stop, stopped := make(chan struct{}), make(chan struct{})
+	go func() { defer close(stopped); rec.read(stop) }()
 	// Idle streams: let the server settle, then weigh them.
 	time.Sleep(2 * time.Second)
 	rss1, err := rssKB(pid)
@@ -114,6 +118,21 @@ func run(base string, pid int, usersFile string, nStreams, nUsers, rate int, dur
 	cpu0, err := cpuSeconds(pid)
 	if err != nil {
 		return err
+	}
+	self0, err := cpuSeconds(os.Getpid())
+	if err != nil {
+		return err
+	}
+	if profile != "" {
+		f, err := os.Create(profile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
 	}
 	start := time.Now()
 	var expected int64
@@ -144,8 +163,12 @@ func run(base string, pid int, usersFile string, nStreams, nUsers, rate int, dur
 	if err != nil {
 		return err
 	}
-	cancel()
-	wg.Wait()
+	self1, err := cpuSeconds(os.Getpid())
+	if err != nil {
+		return err
+	}
+	close(stop)
+	<-stopped
 
 	lat := rec.latencies()
 	res := result{Label: label, Streams: nStreams, Users: len(users), Rate: rate, Seconds: elapsed.Seconds(),
@@ -154,6 +177,7 @@ func run(base string, pid int, usersFile string, nStreams, nUsers, rate int, dur
 		IdleKBPer: float64(rss1-rss0) / float64(nStreams), ClosedEarly: rec.closedEarly.Load()}
 	if res.Delivered > 0 {
 		res.CPUPerEvent = res.CPUSeconds / float64(res.Delivered) * 1e6
+		res.ClientCPUPerEvent = (self1 - self0) / float64(res.Delivered) * 1e6
 	}
 	return json.NewEncoder(os.Stdout).Encode(res)
 }
@@ -189,97 +213,6 @@ func send(c *http.Client, base, token string, k int) error {
 		return fmt.Errorf("send: status %d", res.StatusCode)
 	}
 	return nil
-}
-
-// recorder counts events and keeps each stream's latencies.
-type recorder struct {
-	delivered   atomic.Int64
-	closedEarly atomic.Int64
-	mu          sync.Mutex
-	lat         [][]time.Duration
-}
-
-func newRecorder(n int) *recorder { return &recorder{lat: make([][]time.Duration, n)} }
-
-var titleMark = []byte(`"title":"fanout `)
-
-// stream reads one stream until ctx ends, recording each message.created.
-func (r *recorder) stream(ctx context.Context, c *http.Client, base, key string, i int, connected chan<- error, gate chan struct{}) {
-	released := false
-	release := func(err error) {
-		if !released {
-			released = true
-			<-gate
-			connected <- err
-		}
-	}
-	defer release(errors.New("stream ended before it connected"))
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/v1/stream", nil)
-	if err != nil {
-		release(err)
-		return
-	}
-	req.Header.Set("Authorization", "Bearer "+key)
-	res, err := c.Do(req)
-	if err != nil {
-		release(err)
-		return
-	}
-	defer res.Body.Close()
-	if res.StatusCode != http.StatusOK {
-		release(fmt.Errorf("stream %d: status %d", i, res.StatusCode))
-		return
-	}
-	var lat []time.Duration
-	defer func() {
-		r.mu.Lock()
-		r.lat[i] = lat
-		r.mu.Unlock()
-	}()
-	br := bufio.NewReaderSize(res.Body, 8<<10)
-	for {
-		line, err := br.ReadSlice('\n')
-		if err != nil {
-			if ctx.Err() == nil {
-				r.closedEarly.Add(1)
-			}
-			return
-		}
-		if bytes.HasPrefix(line, []byte(": connected")) {
-			release(nil)
-			continue
-		}
-		if !bytes.HasPrefix(line, []byte("data: ")) {
-			continue
-		}
-		at := time.Now()
-		j := bytes.Index(line, titleMark)
-		if j < 0 {
-			continue
-		}
-		f := bytes.Fields(line[j+len(titleMark):])
-		if len(f) < 2 {
-			continue
-		}
-		stamp, _, _ := bytes.Cut(f[1], []byte(`"`))
-		sent, err := strconv.ParseInt(string(stamp), 10, 64)
-		if err != nil {
-			continue
-		}
-		r.delivered.Add(1)
-		lat = append(lat, at.Sub(time.Unix(0, sent)))
-	}
-}
-
-func (r *recorder) latencies() []time.Duration {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var all []time.Duration
-	for _, l := range r.lat {
-		all = append(all, l...)
-	}
-	slices.Sort(all)
-	return all
 }
 
 func pct(sorted []time.Duration, p float64) float64 {

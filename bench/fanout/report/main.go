@@ -23,6 +23,7 @@ type result struct {
 	CPUSeconds  float64 `json:"cpu_s"`
 	CPUPerEvent float64 `json:"cpu_us_per_event"`
 	IdleKBPer   float64 `json:"idle_kb_per_stream"`
+	ClientCPU   float64 `json:"client_cpu_us_per_event"`
 }
 
 type scenario struct{ users, streams int }
@@ -53,7 +54,7 @@ func main() {
 		}
 		runs[k][r.Label] = append(runs[k][r.Label], r)
 	}
-	fmt.Println("| users | streams | previous: delivered, p50/p99, CPU/event, KB/idle stream | new: delivered, p50/p99, CPU/event, KB/idle stream | new/prev p99 | new/prev CPU/event |")
+	fmt.Println("| users | streams | previous: delivered, p50/p99, CPU/event, KB/idle stream (generator's CPU/event) | new: the same | new/prev p99 | new/prev CPU/event |")
 	fmt.Println("|---|---|---|---|---|---|")
 	for _, k := range order {
 		p, okP := median(runs[k]["prev"])
@@ -67,7 +68,7 @@ func main() {
 }
 
 func cell(r result) string {
-	return fmt.Sprintf("%d/%d, %.1f/%.1f ms, %.1f µs, %.0f KB", r.Delivered, r.Expected, r.P50ms, r.P99ms, r.CPUPerEvent, r.IdleKBPer)
+	return fmt.Sprintf("%d/%d, %.1f/%.1f ms, %.1f µs, %.0f KB (%.1f µs)", r.Delivered, r.Expected, r.P50ms, r.P99ms, r.CPUPerEvent, r.IdleKBPer, r.ClientCPU)
 }
 
 // median is the run with the median CPU per event.
