@@ -214,3 +214,43 @@ func mustOwner(t *testing.T, s *Store, channelID string) string {
 	}
 	return owner
 }
+
+// TestReplicasMigrateTogether: replicas started at once on an empty
+// database apply each migration once, one after the other, and all start.
+func TestReplicasMigrateTogether(t *testing.T) {
+	t.Parallel()
+	dsn := pgtest.NewDatabase(t)
+	const n = 4
+	stores := make([]*Store, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			stores[i], errs[i] = Open(context.Background(), dsn, Options{})
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("replica %d: %v", i, err)
+		}
+		defer stores[i].Close()
+	}
+	first, last, files := migrationRange(t, stores[0])
+	var rows, minV, maxV int
+	if err := stores[0].read.QueryRow("SELECT count(*), min(version), max(version) FROM schema_migrations").Scan(&rows, &minV, &maxV); err != nil {
+		t.Fatal(err)
+	}
+	if rows != files || minV != first || maxV != last {
+		t.Errorf("schema_migrations after %d replicas started together: %d rows, %d..%d; want %d rows %d..%d", n, rows, minV, maxV, files, first, last)
+	}
+	u := &User{Email: "ops@example.com", Plan: "pro"}
+	if err := stores[n-1].CreateUser(context.Background(), u); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := stores[0].UserByEmail(context.Background(), "OPS@example.com"); err != nil || got.ID != u.ID {
+		t.Errorf("a user made on one replica, read on another: %v, %v", got, err)
+	}
+}
