@@ -136,7 +136,11 @@ func TestQueueAttempts(t *testing.T) {
 	var path string
 	leases := make(chan time.Time, 8)
 	rc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		db, err := sql.Open("sqlite", path)
+		driver := "sqlite"
+		if store.IsPostgresURL(path) {
+			driver = "pgx"
+		}
+		db, err := sql.Open(driver, path)
 		if err == nil {
 			var ms int64
 			if db.QueryRow("SELECT lease_until FROM deliveries").Scan(&ms) == nil {

@@ -96,3 +96,12 @@ func Or(t testing.TB, sqlitePath string) string {
 	}
 	return NewDatabase(t)
 }
+
+// SkipIfAll skips a test of SQLite-only behaviour when EnvAll moves the
+// suite onto PostgreSQL, saying why it does not apply there.
+func SkipIfAll(t testing.TB, why string) {
+	t.Helper()
+	if os.Getenv(EnvAll) == "1" {
+		t.Skip("on PostgreSQL: " + why)
+	}
+}
