@@ -2,10 +2,12 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"log/slog"
 	"runtime"
+	"strconv"
 	"strings"
 	"time"
 
@@ -83,9 +85,20 @@ func openPostgres(ctx context.Context, url string, opts Options) (*Store, error)
 		read.Close()
 		return nil, fmt.Errorf("store: connect to PostgreSQL: %w", err)
 	}
+	// Rate limits need no durability: a take lost in a crash is a send
+	// the limit forgets. Their own small pool commits without waiting for
+	// the WAL flush, beside the writer rather than in its batches.
+	lcfg := cfg.Copy()
+	lcfg.RuntimeParams["synchronous_commit"] = "off"
+	limits := &db{DB: stdlib.OpenDB(*lcfg), pg: true}
+	limits.SetMaxOpenConns(max(2, runtime.GOMAXPROCS(0)))
+	limits.SetMaxIdleConns(max(2, runtime.GOMAXPROCS(0)))
+	limits.SetConnMaxIdleTime(5 * time.Minute)
+
 	s := newStore(write, read, opts)
 	s.pg = true
 	s.listen = cfg
+	s.limits = limits
 	return s, nil
 }
 
@@ -160,4 +173,66 @@ func (s *Store) notifyMarked(t *tx) error {
 		}
 	}
 	return nil
+}
+
+// pgRunner is runner on PostgreSQL, where a failed statement aborts the
+// whole transaction until it is rolled back to a savepoint: every write
+// gets one. Round trips to the database are what a batch waits on, so:
+//   - a savepoint is never released: the next write's shadows it, and the
+//     commit ends them all. Each has a name of its own (w1, w2, ...), so a
+//     rollback can only ever reach its own write's;
+//   - a single-statement write opens its savepoint in the same round trip
+//     as its statement (writeTx.execOpening).
+func (s *Store) pgRunner(tx *writeTx) func(req *writeReq, errp *error) error {
+	ctx := context.Background()
+	n := 0
+	return func(req *writeReq, errp *error) error {
+		if err := req.ctx.Err(); err != nil {
+			*errp = err
+			return nil
+		}
+		n++
+		name := "w" + strconv.Itoa(n)
+		if req.single {
+			tx.opening = name
+		} else if _, err := tx.tx.ExecContext(ctx, "SAVEPOINT "+name, pgx.QueryExecModeSimpleProtocol); err != nil {
+			return fmt.Errorf("store: savepoint: %w", err)
+		}
+		*errp = req.fn(tx)
+		opened := tx.opening == ""
+		tx.opening = ""
+		if *errp != nil && opened {
+			if _, err := tx.tx.ExecContext(ctx, "ROLLBACK TO "+name, pgx.QueryExecModeSimpleProtocol); err != nil {
+				return fmt.Errorf("store: rollback to savepoint: %w", err)
+			}
+		}
+		return nil
+	}
+}
+
+// execOpening runs q after opening the savepoint t.opening, in one round
+// trip: both go as one simple-protocol query, its arguments quoted by pgx.
+// Should q fail, the savepoint exists and the write is rolled back to it;
+// should the savepoint itself fail, the transaction is aborted and the
+// rollback to it fails the batch.
+func (t *writeTx) execOpening(q string, args []any) (sql.Result, error) {
+	name := t.opening
+	t.opening = ""
+	if q == "" {
+		return nil, fmt.Errorf("store: statement without its SQL for savepoint %s", name)
+	}
+	q, args = bind(true, q, args)
+	return t.tx.Tx.ExecContext(context.Background(), "SAVEPOINT "+name+"; "+q, append([]any{pgx.QueryExecModeSimpleProtocol}, args...)...)
+}
+
+// open opens the savepoint a single-statement write awaits (see
+// execOpening) on its own, before a statement that returns rows.
+func (t *writeTx) open() error {
+	if t.opening == "" {
+		return nil
+	}
+	name := t.opening
+	t.opening = ""
+	_, err := t.tx.Tx.ExecContext(context.Background(), "SAVEPOINT "+name, pgx.QueryExecModeSimpleProtocol)
+	return err
 }

@@ -11,7 +11,10 @@ import (
 // limits live in its memory (package ratelimit). On PostgreSQL several
 // replicas serve the same channels, so each limit is one row that every
 // replica's takes update: a token bucket refilled by the time between
-// takes. A take is one statement in the writer's next group commit.
+// takes. A take is one statement, committed on its own without waiting for
+// the WAL flush (a take lost in a crash is one the limit forgets) and
+// beside the writer rather than in its batches: PostgreSQL's row lock
+// orders the takes of one bucket.
 
 // errPostgresOnly refuses what only a shared database needs.
 var errPostgresOnly = errors.New("store: shared rate limits live in PostgreSQL only")
@@ -40,10 +43,7 @@ func (s *Store) TakeRateToken(ctx context.Context, key string, perMinute int) (t
 		return 0, false, errPostgresOnly
 	}
 	var took int
-	err = s.updateStatement(ctx, func(tx *writeTx) error {
-		return tx.QueryRow(takeBucket, key, perMinute, ms(s.now())).Scan(&tokens, &took)
-	})
-	if err != nil {
+	if err := s.limits.QueryRowContext(ctx, takeBucket, key, perMinute, ms(s.now())).Scan(&tokens, &took); err != nil {
 		return 0, false, fmt.Errorf("store: take rate token: %w", err)
 	}
 	return tokens, took == 1, nil

@@ -17,6 +17,8 @@ type stmts struct {
 	// On the reader pool.
 	channelByToken         *sql.Stmt
 	nextPush, nextDelivery *sql.Stmt
+	// The SQL of the writer's statements, for PostgreSQL (writeTx.ExecStmt).
+	texts map[*sql.Stmt]string
 }
 
 func (s *Store) prepare(ctx context.Context) error {
@@ -27,12 +29,10 @@ func (s *Store) prepare(ctx context.Context) error {
 		return st
 	}
 	s.st = stmts{
-		savepoint:  prep(s.write, "SAVEPOINT w"),
-		release:    prep(s.write, "RELEASE w"),
-		rollbackTo: prep(s.write, "ROLLBACK TO w"),
-		insertMessage: prep(s.write, `INSERT INTO messages
-			(id, channel_id, title, body, priority, actions, callback_url, muted, approval, state, created_at, approval_deadline)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+		savepoint:     prep(s.write, "SAVEPOINT w"),
+		release:       prep(s.write, "RELEASE w"),
+		rollbackTo:    prep(s.write, "ROLLBACK TO w"),
+		insertMessage: prep(s.write, insertMessageSQL),
 		// A scalar subquery rather than a JOIN: cheaper to run here.
 		channelByToken: prep(s.read, "SELECT "+channelCols+`, (SELECT plan FROM users WHERE id = c.user_id)
 			FROM channels c WHERE c.webhook_token = ?`),
@@ -43,8 +43,14 @@ func (s *Store) prepare(ctx context.Context) error {
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("store: prepare statements: %w", err)
 	}
+	s.st.texts = map[*sql.Stmt]string{s.st.insertMessage: insertMessageSQL}
 	return nil
 }
+
+// insertMessageSQL stores a message (CreateMessage).
+const insertMessageSQL = `INSERT INTO messages
+	(id, channel_id, title, body, priority, actions, callback_url, muted, approval, state, created_at, approval_deadline)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 // dueAt is when a queued job may next be claimed: its next attempt, or the
 // end of a lease on it, whichever is later.

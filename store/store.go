@@ -72,6 +72,7 @@ type Store struct {
 	listening       chan struct{} // closed when listenLoop has returned
 	listenStarted   chan struct{} // closed once the first LISTEN is in place
 	listenOnceReady sync.Once
+	limits          *db // the shared rate limits' connections (ratebuckets.go)
 }
 
 // Open opens the database dsn names, creating it if needed, applies pending
@@ -235,7 +236,11 @@ func (s *Store) Close() error {
 	<-s.stopped
 	<-s.listening
 	s.closeStmts()
-	return errors.Join(s.write.Close(), s.read.Close())
+	err := errors.Join(s.write.Close(), s.read.Close())
+	if s.limits != nil {
+		err = errors.Join(err, s.limits.Close())
+	}
+	return err
 }
 
 // ReclaimSpace gives the pages that deleted rows left free back to the

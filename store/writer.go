@@ -23,22 +23,38 @@ var errRolledBack = errors.New("store: the database rolled the transaction back"
 // caller's context only decides whether its write is queued and started.
 type writeTx struct {
 	tx *tx
+	// PostgreSQL: a savepoint the next Exec opens in the same round trip
+	// (see pgRunner), and the SQL of the statements ExecStmt may get.
+	opening string
+	texts   map[*sql.Stmt]string
 }
 
 func (t *writeTx) Exec(q string, args ...any) (sql.Result, error) {
+	if t.opening != "" {
+		return t.execOpening(q, args)
+	}
 	return t.tx.ExecContext(context.Background(), q, args...)
 }
 
 func (t *writeTx) Query(q string, args ...any) (*sql.Rows, error) {
+	if err := t.open(); err != nil {
+		return nil, err
+	}
 	return t.tx.QueryContext(context.Background(), q, args...)
 }
 
 func (t *writeTx) QueryRow(q string, args ...any) *sql.Row {
+	// Should opening fail, the transaction is aborted: the query fails
+	// too, and so does the batch, at the rollback to the savepoint.
+	_ = t.open()
 	return t.tx.QueryRowContext(context.Background(), q, args...)
 }
 
 // ExecStmt runs a statement prepared on the writer connection.
 func (t *writeTx) ExecStmt(st *sql.Stmt, args ...any) (sql.Result, error) {
+	if t.opening != "" {
+		return t.execOpening(t.texts[st], args)
+	}
 	return t.tx.Stmt(st).ExecContext(context.Background(), bindArgs(t.tx.pg, args)...)
 }
 
@@ -164,7 +180,7 @@ func (s *Store) runBatch(first *writeReq, target int) int {
 			return fail(fmt.Errorf("store: writer lock: %w", err))
 		}
 	}
-	run := s.runner(&writeTx{tx: sqlTx})
+	run := s.runner(&writeTx{tx: sqlTx, texts: s.st.texts})
 	if err := run(first, &errs[0]); err != nil {
 		return fail(err)
 	}
@@ -230,6 +246,9 @@ func report(reqs []*writeReq, errs []error, batchErr error) {
 // itself, which fails the whole batch: also when the write's error made
 // SQLite roll the transaction back, so that no later write runs outside it.
 func (s *Store) runner(tx *writeTx) func(req *writeReq, errp *error) error {
+	if s.pg {
+		return s.pgRunner(tx)
+	}
 	ctx := context.Background()
 	savepoint, release, rollbackTo := tx.tx.Stmt(s.st.savepoint), tx.tx.Stmt(s.st.release), tx.tx.Stmt(s.st.rollbackTo)
 	return func(req *writeReq, errp *error) error {
@@ -239,9 +258,7 @@ func (s *Store) runner(tx *writeTx) func(req *writeReq, errp *error) error {
 			*errp = err
 			return nil
 		}
-		// On PostgreSQL a failed statement aborts the whole transaction
-		// until it is rolled back to a savepoint, so every write gets one.
-		if req.single && !s.pg {
+		if req.single {
 			*errp = req.fn(tx)
 			return s.checkRolledBack(*errp)
 		}

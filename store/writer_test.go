@@ -219,3 +219,65 @@ func TestRolledBackBatchFailsWhole(t *testing.T) {
 		})
 	}
 }
+
+// TestFailedSingleWriteHarmsNoOther: single-statement writes (a send) share
+// a batch without savepoints of their own on SQLite, and open theirs in the
+// same round trip on PostgreSQL. One that fails (its channel is gone) gets
+// its error; the writes before and after it in the batch commit.
+func TestFailedSingleWriteHarmsNoOther(t *testing.T) {
+	t.Parallel()
+	forEachBackend(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		s := openFoundation(t, dsn, Options{})
+		u := &User{Email: "ops@example.com", Plan: "pro"}
+		if err := s.CreateUser(ctx, u); err != nil {
+			t.Fatal(err)
+		}
+		ch := &Channel{UserID: u.ID, Name: "deploys"}
+		if err := s.CreateChannel(ctx, ch); err != nil {
+			t.Fatal(err)
+		}
+
+		release := holdWriter(t, s)
+		const n = 20
+		msgs := make([]*Message, n)
+		errs := make([]error, n)
+		var wg sync.WaitGroup
+		for i := range n {
+			channel := ch.ID
+			if i%5 == 2 {
+				channel = "ch_gone" // no such channel: the insert fails its foreign key
+			}
+			msgs[i] = &Message{ChannelID: channel, Title: fmt.Sprint("m", i), Priority: "normal"}
+			wg.Add(1)
+			go func() { defer wg.Done(); errs[i] = s.CreateMessage(ctx, msgs[i]) }()
+			waitQueued(t, s, i+1) // queued in this order
+		}
+		release()
+		wg.Wait()
+
+		for i, err := range errs {
+			bad := i%5 == 2
+			switch {
+			case bad && !errors.Is(err, ErrNotFound):
+				t.Errorf("send %d to a missing channel: %v, want ErrNotFound", i, err)
+			case !bad && err != nil:
+				t.Errorf("send %d, in a batch with failed sends: %v", i, err)
+			}
+		}
+		var stored int
+		if err := s.read.QueryRow("SELECT count(*) FROM messages WHERE channel_id = ?", ch.ID).Scan(&stored); err != nil {
+			t.Fatal(err)
+		}
+		if want := n - n/5; stored != want {
+			t.Errorf("%d messages stored, want the %d good ones", stored, want)
+		}
+		var events int
+		if err := s.read.QueryRow("SELECT count(*) FROM events WHERE channel_id = ?", ch.ID).Scan(&events); err != nil {
+			t.Fatal(err)
+		}
+		if events != n-n/5 {
+			t.Errorf("%d events recorded, want one per stored message (%d)", events, n-n/5)
+		}
+	})
+}
