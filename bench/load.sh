@@ -247,8 +247,7 @@ if [[ \$phase == end ]]; then
 	sleep 1.2 # a busy backend sends its statistics at most once a second
 fi
 psql -Atq "$db_url" -F \$'\\t' -c "SELECT '\$phase', '\$target', \$conns,
-	extract(epoch FROM clock_timestamp()), d.xact_commit,
-	pg_snapshot_xmax(pg_current_snapshot()), w.wal_bytes, w.wal_write, w.wal_sync
+	extract(epoch FROM clock_timestamp()), d.xact_commit, w.wal_bytes, w.wal_write, w.wal_sync
 	FROM pg_stat_database d, pg_stat_wal w WHERE d.datname = '$bench_db'" >>"$tmp/pg-stats.tsv"
 if [[ -n "$pprof_port" && \$phase == start && \$target == "pg 1 replica" && \$conns == $max_conns ]]; then
 	curl -so "$profile" "http://127.0.0.1:$pprof_port/debug/pprof/profile?seconds=$((seconds > 3 ? seconds - 2 : 1))" &
@@ -280,7 +279,7 @@ pg_version=$(psql -Atq "$db_url" -c "SHOW server_version")
 	-note "$version; database.synchronous=$sync_mode; log_level=warn; rate limits off" \
 	-note "loadgen arguments: ${*:-none (8 and 32 connections, 10 s each after a 1 s warm-up)}; closed loop, one request in flight per connection; load average before the run: $load_before" \
 	-note "PostgreSQL $pg_version on the same machine, database $bench_db (fresh); 'pg 2 replicas': two herald serve on it, the connections spread over both" \
-	-note "CPU: herald = the Herald processes; postgres = the postmaster, its exited children and its living children but other databases' backends, from /proc"
+	-note "CPU from /proc: herald = the Herald processes; postgres = the postmaster and its children but other databases' backends (Herald's connections, WAL writer, checkpointer, ...)"
 if [[ -s $profile ]]; then
 	cp "$tmp/herald" "$root/bench/out/herald-pprof-$stamp"
 	echo "CPU profile of replica A (pg 1 replica, $max_conns conns): go tool pprof -top -cum $root/bench/out/herald-pprof-$stamp $profile" >&2

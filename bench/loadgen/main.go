@@ -303,12 +303,12 @@ func report(args []string) error {
 // pgSnapshot is one line of the -pg-stats file, tab-separated: phase
 // (start or end), target, conns, then the server's clock (epoch seconds),
 // pg_stat_database's xact_commit for Herald's database (every transaction,
-// reads too), the next transaction id (only write transactions take one;
-// for the whole server), and pg_stat_wal's wal_bytes, wal_write and
-// wal_sync (for the whole server).
+// reads too), and pg_stat_wal's wal_bytes, wal_write and wal_sync (for the
+// whole server). A read-only transaction flushes no WAL, so with
+// synchronous_commit on, WAL flushes count the commits of writes.
 type pgSnapshot struct {
-	at                                     float64
-	commits, xids, walBytes, writes, syncs float64
+	at                               float64
+	commits, walBytes, writes, syncs float64
 }
 
 // pgActivity renders what PostgreSQL did during each run the snapshots
@@ -326,24 +326,24 @@ func pgActivity(path string, rows []result) (string, error) {
 	start := map[key]pgSnapshot{}
 	var b strings.Builder
 	b.WriteString("\nPostgreSQL during each run (pg_stat_database for Herald's database; pg_stat_wal for the whole server):\n\n")
-	b.WriteString("| target | conns | sends/s | transactions/s | write transactions/s | sends per write transaction | WAL flushes/s (wal_sync) | WAL writes/s | WAL KB per send |\n")
-	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	b.WriteString("| target | conns | sends/s | transactions/s | WAL flushes/s (wal_sync) | sends per WAL flush | WAL writes/s | WAL KB per send |\n")
+	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|\n")
 	for i, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
 		f := strings.Split(line, "\t")
-		if len(f) != 9 {
-			return "", fmt.Errorf("%s line %d: want 9 tab-separated fields, got %d", path, i+1, len(f))
+		if len(f) != 8 {
+			return "", fmt.Errorf("%s line %d: want 8 tab-separated fields, got %d", path, i+1, len(f))
 		}
 		conns, err := strconv.Atoi(f[2])
 		if err != nil {
 			return "", fmt.Errorf("%s line %d: conns: %w", path, i+1, err)
 		}
-		var v [6]float64
+		var v [5]float64
 		for j := range v {
 			if v[j], err = strconv.ParseFloat(f[3+j], 64); err != nil {
 				return "", fmt.Errorf("%s line %d: field %d: %w", path, i+1, 4+j, err)
 			}
 		}
-		snap := pgSnapshot{at: v[0], commits: v[1], xids: v[2], walBytes: v[3], writes: v[4], syncs: v[5]}
+		snap := pgSnapshot{at: v[0], commits: v[1], walBytes: v[2], writes: v[3], syncs: v[4]}
 		k := key{f[1], conns}
 		if f[0] == "start" {
 			start[k] = snap
@@ -360,16 +360,16 @@ func pgActivity(path string, rows []result) (string, error) {
 				sends = r.rps()
 			}
 		}
-		writes := (snap.xids - s0.xids) / secs
-		perWrite, walPerSend := "", ""
-		if writes > 0 {
-			perWrite = fmt.Sprintf("%.1f", sends/writes)
+		flushes := (snap.syncs - s0.syncs) / secs
+		perFlush, walPerSend := "", ""
+		if flushes > 0 {
+			perFlush = fmt.Sprintf("%.1f", sends/flushes)
 		}
 		if sends > 0 {
 			walPerSend = fmt.Sprintf("%.2f", (snap.walBytes-s0.walBytes)/secs/sends/1024)
 		}
-		fmt.Fprintf(&b, "| %s | %d | %.0f | %.0f | %.0f | %s | %.0f | %.0f | %s |\n", k.target, k.conns, sends,
-			(snap.commits-s0.commits)/secs, writes, perWrite, (snap.syncs-s0.syncs)/secs, (snap.writes-s0.writes)/secs, walPerSend)
+		fmt.Fprintf(&b, "| %s | %d | %.0f | %.0f | %.0f | %s | %.0f | %s |\n", k.target, k.conns, sends,
+			(snap.commits-s0.commits)/secs, flushes, perFlush, (snap.writes-s0.writes)/secs, walPerSend)
 	}
 	return b.String(), nil
 }

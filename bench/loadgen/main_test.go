@@ -127,7 +127,7 @@ func TestReportJoinsRuns(t *testing.T) {
 		}
 	}
 	stats := filepath.Join(dir, "pg-stats.tsv")
-	os.WriteFile(stats, []byte("start\tpg 1 replica\t8\t100\t0\t1000\t0\t0\t0\nend\tpg 1 replica\t8\t102\t3000\t1200\t2048000\t200\t200\n"), 0o644)
+	os.WriteFile(stats, []byte("start\tpg 1 replica\t8\t100\t0\t0\t0\t0\nend\tpg 1 replica\t8\t102\t3000\t2048000\t300\t200\n"), 0o644)
 
 	out := captureStdout(t, func() {
 		if err := report([]string{runs, "-pg-stats", stats, "-note", "a note"}); err != nil {
@@ -140,8 +140,8 @@ func TestReportJoinsRuns(t *testing.T) {
 		"| pg 1 replica | 8 | 500 | 0 | 500 | 0.00 | 30.00 | 12% | 50% | 200 | 100 | 300 |",
 		"- throughput >= 50% of sqlite: 50% (met)",
 		"- p99 < 25 ms: 30.00 ms (MISSED)",
-		// 200 transactions took an id in 2 s: 100/s, 5 sends each; 1500 transactions/s in all.
-		"| pg 1 replica | 8 | 500 | 1500 | 100 | 5.0 | 100 | 100 | 2.00 |",
+		// In 2 s: 3000 transactions, 200 WAL flushes (5 sends each), 300 WAL writes, 2000 KB of WAL.
+		"| pg 1 replica | 8 | 500 | 1500 | 100 | 5.0 | 150 | 2.00 |",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("report lacks %q:\n%s", want, out)
