@@ -228,10 +228,21 @@ pg_token=$token
 # records the server's statistics (pg-stats.tsv, read by loadgen -report),
 # and with PROFILE=1 takes a CPU profile of replica A during the one-replica
 # run at the largest connection count.
-max_conns=$(printf '%s\n' "$@" | awk 'prev == "-conns" {c = $0} {prev = $0} END {print c}')
-max_conns=${max_conns:-8,32}
+# flag_value NAME ARGS...: the last value given to loadgen's -NAME or --NAME
+# (as "-NAME VALUE" or "-NAME=VALUE"), empty if none.
+flag_value() {
+	local name=$1
+	shift
+	printf '%s\n' "$@" | awk -v f="$name" '
+		prev == "-" f || prev == "--" f {v = $0}
+		index($0, "-" f "=") == 1 || index($0, "--" f "=") == 1 {v = substr($0, index($0, "=") + 1)}
+		{prev = $0}
+		END {print v}'
+}
+conns_arg=$(flag_value conns "$@")
+max_conns=${conns_arg:-8,32}
 max_conns=$(tr ',' '\n' <<<"$max_conns" | sort -n | tail -1)
-duration=$(printf '%s\n' "$@" | awk 'prev == "-duration" {d = $0} {prev = $0} END {print d}')
+duration=$(flag_value duration "$@")
 seconds=${duration:-10s}
 seconds=${seconds%s}
 seconds=${seconds%.*}
@@ -255,10 +266,7 @@ fi
 HOOK
 hook="bash $tmp/hook.sh \"\$@\""
 
-IFS=, read -r -a conns_list <<<"$(printf '%s\n' "$@" | awk 'prev == "-conns" {c = $0} {prev = $0} END {print c}')"
-if [[ ${#conns_list[@]} == 0 ]]; then
-	conns_list=(8 32)
-fi
+IFS=, read -r -a conns_list <<<"${conns_arg:-8,32}"
 runs="$tmp/runs.jsonl"
 for n in "${conns_list[@]}"; do
 	echo "--- $n connections: ceiling and SQLite, then PostgreSQL with one replica, then two" >&2
