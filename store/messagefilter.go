@@ -73,6 +73,11 @@ func anyOf(conds []stateCond) stateCond {
 	return stateCond{"(" + strings.Join(parts, " OR ") + ")", args}
 }
 
+// listPosition is a message's place in the lists, in commit order: SQLite's
+// rowid. The queries that filter lists name it only through this constant,
+// so another dialect changes it in one place.
+const listPosition = "m.rowid"
+
 // walk is one index walk of a list: list selects positions, newest first,
 // with args followed by the cursor, a limit and an offset; count selects a
 // row per match, with args.
@@ -122,7 +127,8 @@ func channelWalks(channelID string, conds []stateCond) []walk {
 	walks := make([]walk, len(conds))
 	for i, c := range conds {
 		walks[i] = walk{
-			list:  "SELECT m.rowid FROM messages m WHERE m.channel_id = ?" + c.and() + " AND m.rowid < ? ORDER BY m.rowid DESC LIMIT ? OFFSET ?",
+			list: "SELECT " + listPosition + " FROM messages m WHERE m.channel_id = ?" + c.and() +
+				" AND " + listPosition + " < ? ORDER BY " + listPosition + " DESC LIMIT ? OFFSET ?",
 			count: "SELECT 1 FROM messages m WHERE m.channel_id = ?" + c.and(),
 			args:  append([]any{channelID}, c.args...),
 		}
@@ -141,7 +147,7 @@ func approverWalk(userID, channelID string, conds []stateCond) walk {
 			args:  []any{userID, channelID},
 		}
 	}
-	from := " FROM message_approvers a JOIN messages m ON m.rowid = a.position WHERE a.user_id = ? AND a.channel_id = ? AND " + c.sql
+	from := " FROM message_approvers a JOIN messages m ON " + listPosition + " = a.position WHERE a.user_id = ? AND a.channel_id = ? AND " + c.sql
 	return walk{
 		list:  "SELECT a.position" + from + " AND a.position < ? ORDER BY a.position DESC LIMIT ? OFFSET ?",
 		count: "SELECT 1" + from,

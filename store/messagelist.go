@@ -145,7 +145,7 @@ func searchWalks(q MessageQuery, conds []stateCond) ([]walk, error) {
 			args:  []any{match},
 		}}, nil
 	}
-	where := " FROM messages_fts f JOIN messages m ON m.rowid = f.rowid WHERE f.messages_fts MATCH ?" + c.and()
+	where := " FROM messages_fts f JOIN messages m ON " + listPosition + " = f.rowid WHERE f.messages_fts MATCH ?" + c.and()
 	args := append([]any{match}, c.args...)
 	if q.Approver != "" && q.ChannelID == "" {
 		where += " AND EXISTS (SELECT 1 FROM message_approvers a WHERE a.message_id = m.id AND a.user_id = ?)"
