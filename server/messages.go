@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -117,7 +118,8 @@ func queryInt(r *http.Request, name string, def int) (int, error) {
 // handleListMessages is GET /v1/messages: newest first, a page at a time.
 // Paging goes by cursor (before=<next_before of the last page>), which
 // costs one page however deep; offset still works, at the cost of walking
-// what it skips. q searches titles and bodies.
+// what it skips. q searches titles and bodies, state keeps one status, and
+// approver=me lists the messages whose approval rule names the caller.
 func (s *Server) handleListMessages(w http.ResponseWriter, r *http.Request, _ httprouter.Params, who *principal) error {
 	limit, err := queryInt(r, "limit", defaultLimit)
 	if err != nil {
@@ -129,7 +131,16 @@ func (s *Server) handleListMessages(w http.ResponseWriter, r *http.Request, _ ht
 	}
 	query := r.URL.Query()
 	q := store.MessageQuery{UserID: who.user.ID, ChannelID: query.Get("channel_id"), Search: query.Get("q"),
-		Limit: min(limit, maxLimit), Offset: offset}
+		State: query.Get("state"), Expired: s.svc.ExpireBefore(), Limit: min(limit, maxLimit), Offset: offset}
+	if query.Has("state") && !slices.Contains(store.ListStates, q.State) {
+		return errInvalidPayload("state must be one of %s", strings.Join(store.ListStates, ", "))
+	}
+	if query.Has("approver") {
+		if query.Get("approver") != "me" {
+			return errInvalidPayload("approver must be me")
+		}
+		q.Approver = who.user.ID
+	}
 	if v := query.Get("before"); v != "" {
 		if q.Before, err = strconv.ParseInt(v, 10, 64); err != nil || q.Before <= 0 {
 			return errInvalidPayload("before must be the next_before of an earlier page")

@@ -1,14 +1,13 @@
 package store
 
 import (
-	"cmp"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 )
@@ -24,12 +23,18 @@ const TotalCap = 10000
 type MessageQuery struct {
 	UserID    string
 	ChannelID string
-	// Approver, with ChannelID, keeps only the messages whose own approval
-	// rule (the one in force when each was sent) names this user.
+	// Approver keeps only the messages whose own approval rule (the one in
+	// force when each was sent) names this user: in ChannelID, or without
+	// it in every channel, UserID's or anyone's.
 	Approver string
 	// Search keeps the messages whose title or body has every word (a word
 	// ending in * of 3 characters or more: a word's start); "" keeps all.
 	Search string
+	// State keeps the messages in one of ListStates; "" keeps all.
+	State string
+	// Expired is when an answer submitted at or before it reads as
+	// expired: the State filter follows the status a message shows.
+	Expired time.Time
 	// Before is a cursor (MessagePage.Next): only older messages follow.
 	Before int64
 	Limit  int
@@ -50,32 +55,45 @@ type MessagePage struct {
 var ErrBadSearch = errors.New("store: a search needs at least one word")
 
 // ListMessages returns a page of messages. Each kind of list walks an index
-// backwards from the cursor: a channel's messages by messages_channel, an
-// approver's by message_approvers, a search by the full-text index, and all
-// of a user's channels by merging each channel's walk.
+// backwards from the cursor: a channel's messages by messages_channel (one
+// walk per state the filter keeps, merged), an approver's by
+// message_approvers, a search by the full-text index, and several channels
+// by merging each channel's walks.
 func (s *Store) ListMessages(ctx context.Context, q MessageQuery) (*MessagePage, error) {
 	before := q.Before
 	if before <= 0 {
 		before = 1<<63 - 1
 	}
-	want := q.Limit + 1 // one more tells whether a next page exists
-	var positions []int64
-	var total int
-	var err error
+	conds, err := stateConds(q.State, q.Expired)
+	if err != nil {
+		return nil, fmt.Errorf("store: list messages: %w", err)
+	}
+	var walks []walk
 	switch {
 	case q.Search != "":
-		positions, total, err = s.searchPositions(ctx, q, before, want)
-	case q.ChannelID != "" && q.Approver != "":
-		positions, err = s.positions(ctx, `SELECT position FROM message_approvers
-			WHERE user_id = ? AND channel_id = ? AND position < ? ORDER BY position DESC LIMIT ? OFFSET ?`,
-			q.Approver, q.ChannelID, before, want, q.Offset)
-		if err == nil {
-			total, err = s.countUpTo(ctx, `SELECT 1 FROM message_approvers WHERE user_id = ? AND channel_id = ?`, q.Approver, q.ChannelID)
+		walks, err = s.searchWalks(q, conds)
+	case q.Approver != "":
+		channels := []string{q.ChannelID}
+		if q.ChannelID == "" {
+			channels, err = s.approvedChannels(ctx, q.Approver)
+		}
+		for _, id := range channels {
+			walks = append(walks, approverWalk(q.Approver, id, conds))
 		}
 	case q.ChannelID != "":
-		positions, total, err = s.channelPositions(ctx, q.ChannelID, before, want, q.Offset)
+		walks = channelWalks(q.ChannelID, conds)
 	default:
-		positions, total, err = s.userPositions(ctx, q.UserID, before, want, q.Offset)
+		var channels []string
+		channels, err = s.ownedChannels(ctx, q.UserID)
+		for _, id := range channels {
+			walks = append(walks, channelWalks(id, conds)...)
+		}
+	}
+	var positions []int64
+	var total int
+	if err == nil {
+		// One more than the page tells whether a next page exists.
+		positions, total, err = s.merge(ctx, walks, before, q.Limit+1, q.Offset)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("store: list messages: %w", err)
@@ -93,73 +111,55 @@ func (s *Store) ListMessages(ctx context.Context, q MessageQuery) (*MessagePage,
 	return page, nil
 }
 
-// channelPositions walks one channel's messages backwards from before.
-func (s *Store) channelPositions(ctx context.Context, channelID string, before int64, n, offset int) ([]int64, int, error) {
-	pos, err := s.positions(ctx, `SELECT rowid FROM messages WHERE channel_id = ? AND rowid < ?
-		ORDER BY rowid DESC LIMIT ? OFFSET ?`, channelID, before, n, offset)
-	if err != nil {
-		return nil, 0, err
-	}
-	total, err := s.countUpTo(ctx, "SELECT 1 FROM messages WHERE channel_id = ?", channelID)
-	return pos, total, err
-}
-
-// userPositions merges the walks of every channel the user owns: each
-// channel gives its newest offset+n, and the merge keeps the page.
-func (s *Store) userPositions(ctx context.Context, userID string, before int64, n, offset int) ([]int64, int, error) {
+// ownedChannels lists the ids of the channels userID owns.
+func (s *Store) ownedChannels(ctx context.Context, userID string) ([]string, error) {
 	rows, err := s.read.QueryContext(ctx, "SELECT id FROM channels WHERE user_id = ?", userID)
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
+	defer rows.Close()
 	var channels []string
 	for rows.Next() {
 		var id string
 		if err := rows.Scan(&id); err != nil {
-			rows.Close()
-			return nil, 0, err
+			return nil, err
 		}
 		channels = append(channels, id)
 	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, 0, err
-	}
-	var all []int64
-	total := 0
-	for _, id := range channels {
-		pos, count, err := s.channelPositions(ctx, id, before, offset+n, 0)
-		if err != nil {
-			return nil, 0, err
-		}
-		all = append(all, pos...)
-		if total <= TotalCap {
-			total += count
-		}
-	}
-	slices.SortFunc(all, func(a, b int64) int { return cmp.Compare(b, a) }) // newest first
-	if offset >= len(all) {
-		return nil, total, nil
-	}
-	all = all[offset:]
-	return all[:min(n, len(all))], total, nil
+	return channels, rows.Err()
 }
 
-// searchPositions walks the full-text index backwards from before.
-func (s *Store) searchPositions(ctx context.Context, q MessageQuery, before int64, n int) ([]int64, int, error) {
+// searchWalks is the walk of a search: backwards through the full-text
+// index, testing each match against the filter (and, for an approver's list
+// of every channel, against message_approvers: the index's readers also
+// hold each channel's owner).
+func (s *Store) searchWalks(q MessageQuery, conds []stateCond) ([]walk, error) {
 	if s.pg {
-		return s.searchPositionsPG(ctx, q, before, n)
+		return searchWalksPG(q, conds)
 	}
 	match, err := searchMatch(q)
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
-	pos, err := s.positions(ctx, `SELECT rowid FROM messages_fts WHERE messages_fts MATCH ? AND rowid < ?
-		ORDER BY rowid DESC LIMIT ? OFFSET ?`, match, before, n, q.Offset)
-	if err != nil {
-		return nil, 0, err
+	c := anyOf(conds)
+	if c.sql == "" && (q.Approver == "" || q.ChannelID != "") {
+		return []walk{{
+			list:  "SELECT rowid FROM messages_fts WHERE messages_fts MATCH ? AND rowid < ? ORDER BY rowid DESC LIMIT ? OFFSET ?",
+			count: "SELECT 1 FROM messages_fts WHERE messages_fts MATCH ?",
+			args:  []any{match},
+		}}, nil
 	}
-	total, err := s.countUpTo(ctx, "SELECT 1 FROM messages_fts WHERE messages_fts MATCH ?", match)
-	return pos, total, err
+	where := " FROM messages_fts f JOIN messages m ON " + listPosition + " = f.rowid WHERE f.messages_fts MATCH ?" + c.and()
+	args := append([]any{match}, c.args...)
+	if q.Approver != "" && q.ChannelID == "" {
+		where += " AND EXISTS (SELECT 1 FROM message_approvers a WHERE a.message_id = m.id AND a.user_id = ?)"
+		args = append(args, q.Approver)
+	}
+	return []walk{{
+		list:  "SELECT f.rowid" + where + " AND f.rowid < ? ORDER BY f.rowid DESC LIMIT ? OFFSET ?",
+		count: "SELECT 1" + where,
+		args:  args,
+	}}, nil
 }
 
 // searchMatch turns a search into an FTS5 query: every word in the title
@@ -321,30 +321,38 @@ func (s *Store) indexMessages() string {
 		WHERE m.rowid > ? AND m.rowid <= ?`
 }
 
-// searchPositionsPG is searchPositions on PostgreSQL, where the index is a
-// table of each message's words (a tsvector), readers and channel.
-func (s *Store) searchPositionsPG(ctx context.Context, q MessageQuery, before int64, n int) ([]int64, int, error) {
+// searchWalksPG is the walk of a search on PostgreSQL, where the index is
+// a table of each message's words (a tsvector), readers and channel.
+func searchWalksPG(q MessageQuery, conds []stateCond) ([]walk, error) {
 	query, err := searchQueryPG(q.Search)
 	if err != nil || query == "" {
-		return nil, 0, err
+		return nil, err
 	}
 	reader := q.UserID
 	if q.Approver != "" {
 		reader = q.Approver
 	}
-	where := "readers @> ARRAY[CAST(? AS TEXT)] AND words @@ CAST(? AS tsquery)"
+	c := anyOf(conds)
+	where := " FROM messages_fts f JOIN messages m ON " + listPosition + " = f.rowid" +
+		" WHERE f.readers @> ARRAY[CAST(? AS TEXT)] AND f.words @@ CAST(? AS tsquery)"
 	args := []any{reader, query}
 	if q.ChannelID != "" {
-		where += " AND channel = ?"
+		where += " AND f.channel = ?"
 		args = append(args, q.ChannelID)
 	}
-	pos, err := s.positions(ctx, "SELECT rowid FROM messages_fts WHERE "+where+" AND rowid < ? ORDER BY rowid DESC LIMIT ? OFFSET ?",
-		append(args, before, n, q.Offset)...)
-	if err != nil {
-		return nil, 0, err
+	if c.sql != "" {
+		where += c.and()
+		args = append(args, c.args...)
 	}
-	total, err := s.countUpTo(ctx, "SELECT 1 FROM messages_fts WHERE "+where, args...)
-	return pos, total, err
+	if q.Approver != "" && q.ChannelID == "" {
+		where += " AND EXISTS (SELECT 1 FROM message_approvers a WHERE a.message_id = m.id AND a.user_id = ?)"
+		args = append(args, q.Approver)
+	}
+	return []walk{{
+		list:  "SELECT f.rowid" + where + " AND f.rowid < ? ORDER BY f.rowid DESC LIMIT ? OFFSET ?",
+		count: "SELECT 1" + where,
+		args:  args,
+	}}, nil
 }
 
 // searchQueryPG turns a search into a tsquery with the rules of searchMatch:

@@ -178,6 +178,16 @@ func TestListQueryPlans(t *testing.T) {
 		"approver": `SELECT position FROM message_approvers WHERE user_id = 'u' AND channel_id = 'x' AND position < 5 ORDER BY position DESC LIMIT 51`,
 		"search":   `SELECT rowid FROM messages_fts WHERE messages_fts MATCH 'readers:"u" AND backup' AND rowid < 5 ORDER BY rowid DESC LIMIT 51`,
 		"page":     "SELECT " + messageCols + messageFrom + "WHERE m.rowid IN (1, 2, 3) ORDER BY m.rowid DESC",
+		"channel by state": `SELECT m.rowid FROM messages m WHERE m.channel_id = 'x' AND m.state = 'pending' AND m.rowid < 5 ORDER BY m.rowid DESC LIMIT 51`,
+		"approver by state": `SELECT a.position FROM message_approvers a JOIN messages m ON m.rowid = a.position
+			WHERE a.user_id = 'u' AND a.channel_id = 'x' AND (m.state = 'a' OR m.state = 'b') AND a.position < 5 ORDER BY a.position DESC LIMIT 51`,
+		"search by state": `SELECT f.rowid FROM messages_fts f JOIN messages m ON m.rowid = f.rowid
+			WHERE f.messages_fts MATCH 'readers:"u" AND backup' AND m.state = 'a' AND f.rowid < 5 ORDER BY f.rowid DESC LIMIT 51`,
+		"approved channels": `WITH RECURSIVE c(id) AS (
+			SELECT (SELECT MIN(channel_id) FROM message_approvers WHERE user_id = 'u')
+			UNION ALL
+			SELECT (SELECT MIN(channel_id) FROM message_approvers WHERE user_id = 'u' AND channel_id > c.id) FROM c WHERE c.id IS NOT NULL
+		) SELECT id FROM c WHERE id IS NOT NULL`,
 	} {
 		rows, err := f.s.read.QueryContext(ctx, "EXPLAIN QUERY PLAN "+q)
 		if err != nil {
@@ -201,6 +211,9 @@ func TestListQueryPlans(t *testing.T) {
 				t.Errorf("search plan %q does not use the full-text index", joined)
 			}
 			joined = strings.ReplaceAll(joined, "SCAN messages_fts VIRTUAL TABLE", "")
+		}
+		if name == "channel by state" && !strings.Contains(joined, "messages_channel_state") {
+			t.Errorf("a channel's messages of one state: plan %q does not walk messages_channel_state", joined)
 		}
 		if strings.Contains(joined, "TEMP B-TREE") || strings.Contains(joined, "SCAN m ") || strings.HasSuffix(joined, "SCAN m") ||
 			strings.Contains(joined, "SCAN messages") || strings.Contains(joined, "SCAN message_approvers") {

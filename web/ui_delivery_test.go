@@ -75,7 +75,7 @@ func TestUIDeliveryLog(t *testing.T) {
 	}
 
 	// The filters: failed callbacks, then words.
-	b.choose("#messages-state", "delivery-failed")
+	b.choose("#messages-state", "failed")
 	b.waitFor("only the failed one", `document.querySelectorAll("#messages article.message").length === 1 && !!`+articleJS(id)+` && `+loaded())
 	b.choose("#messages-state", "")
 	b.waitFor("both", `document.querySelectorAll("#messages article.message").length === 2 && `+loaded())

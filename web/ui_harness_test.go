@@ -484,7 +484,7 @@ func shownJS(sel string) string {
 	return `((el) => !!el && el.getClientRects().length > 0 && getComputedStyle(el).visibility !== "hidden")(document.querySelector(` + js(sel) + `))`
 }
 
-var views = []string{"signin", "channels", "messages", "keys", "devices", "folders", "account", "users", "server"}
+var views = []string{"signin", "channels", "messages", "approvals", "keys", "devices", "folders", "account", "users", "server"}
 
 // waitView waits until the page has rendered view name and checks that it is
 // the only view shown.

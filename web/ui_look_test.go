@@ -47,8 +47,7 @@ func seed(t *testing.T, e *env, tok string) {
 	backupsID, backups := e.channel(tok, "Backups")
 	deploysID, deploys := e.channel(tok, "Deploys")
 	e.channel(tok, "Printer")
-	bob := e.addUser("bob@example.com", "bob's password!")
-	_ = bob
+	e.addUser("bob@example.com", "bob's password!")
 	for _, p := range []struct {
 		path string
 		body map[string]any
@@ -73,6 +72,14 @@ func seed(t *testing.T, e *env, tok string) {
 		t.Fatalf("respond: %d %v", status, body)
 	}
 	e.send(deploys, map[string]any{"title": "Deploy v2.3 to prod?", "body": "Changes: [#412](https://git.example.com/pr/412)"})
+	// Bob's channel asks Ada's approval: her Approvals page shows it.
+	bobTok := e.token("bob@example.com", "bob's password!")
+	releasesID, releases := e.channel(bobTok, "Releases")
+	if status, body := e.api(http.MethodPatch, "/v1/channels/"+releasesID, bobTok, map[string]any{"approval": map[string]any{
+		"approvers": []string{adaEmail}, "required_count": 1, "window_seconds": 86400}}); status != 200 {
+		t.Fatalf("PATCH %s: %d %v", releasesID, status, body)
+	}
+	e.send(releases, map[string]any{"title": "Release 4.1 to customers?", "body": "Signed off by QA. **12** fixes, no migration."})
 	e.send(backups, map[string]any{"title": "Restart the NAS?", "actions": []map[string]any{
 		{"type": "button", "key": "yes", "label": "Restart", "style": "destructive"}, {"type": "button", "key": "no", "label": "Not now"}}})
 	if status, body := e.api(http.MethodPost, "/v1/devices", tok, map[string]string{"platform": "ios", "push_token": "apns-token-0123456789abcdef", "name": "Ada's iPhone"}); status != 201 {
@@ -159,7 +166,7 @@ func TestUILookAndFeel(t *testing.T) {
 			eval[bool](b, `(localStorage.setItem("herald-theme", `+js(theme)+`), true)`)
 			b.reload() // the theme is read as the page loads
 			b.waitFor("the theme", `document.documentElement.dataset.theme === `+js(theme)+` && `+loaded())
-			for _, view := range []string{"channels", "messages", "devices", "folders", "keys", "account", "users", "server"} {
+			for _, view := range []string{"channels", "messages", "approvals", "devices", "folders", "keys", "account", "users", "server"} {
 				b.navigate("/#/" + view)
 				b.waitView(view)
 				if view == "channels" {

@@ -143,7 +143,7 @@ func TestUIMessagesLive(t *testing.T) {
 
 	b.signIn(adaEmail, adaPassword)
 	nav := eval[[]string](b, `Array.from(document.querySelectorAll("nav#nav .nav-links a")).filter(a => a.getClientRects().length > 0).map(a => a.id)`)
-	if want := []string{"nav-channels", "nav-messages", "nav-devices", "nav-folders", "nav-keys", "nav-account"}; fmt.Sprint(nav) != fmt.Sprint(want) {
+	if want := []string{"nav-channels", "nav-messages", "nav-approvals", "nav-devices", "nav-folders", "nav-keys", "nav-account"}; fmt.Sprint(nav) != fmt.Sprint(want) {
 		t.Errorf("nav links = %q, want %q", nav, want)
 	}
 	b.openView("messages")

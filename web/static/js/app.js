@@ -42,6 +42,7 @@ Object.assign(views, {
   signin: new SigninView(ctx),
   channels: new ChannelsView(ctx),
   messages: new MessagesView(ctx),
+  approvals: new MessagesView(ctx, { name: 'approvals', title: 'Approvals', approver: true }),
   keys: new KeysView(ctx),
   devices: new DevicesView(ctx),
   folders: new FoldersView(ctx),

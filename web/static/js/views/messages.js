@@ -1,7 +1,9 @@
 // Messages: the list (newest first, live over the stream), filters by
-// channel, state and words, answering buttons and forms, what answered a
-// message and the votes of an approval, the callback's delivery log with
-// Redeliver, and deletion.
+// channel, state and words (all applied by the server), answering buttons
+// and forms, what answered a message and the votes of an approval, the
+// callback's delivery log with Redeliver, and deletion. The same view, on
+// its own page, is an approver's list: the approvals asked of them in
+// every channel (GET /v1/messages?approver=me), with the vote buttons.
 import { $, el, confirmed, syncChildren } from '../dom.js';
 import { enc, transient } from '../api.js';
 import { MessageCard } from './message.js';
@@ -12,12 +14,16 @@ const REFRESH_DELAY_MS = 200; // live updates are gathered this long
 const RETRY_DELAY_MS = 5000;
 
 export class MessagesView {
-  constructor(ctx) {
+  // opts.name is the view's route and the prefix of its elements' ids;
+  // opts.approver lists the approvals asked of the user instead.
+  constructor(ctx, { name = 'messages', title = 'Messages', approver = false } = {}) {
     this.ctx = ctx;
-    this.title = 'Messages';
-    this.section = $('view-messages');
+    this.name = name;
+    this.title = title;
+    this.approver = approver;
+    this.section = $(`view-${name}`);
     this.channel = ''; // channel filter ('' = all)
-    this.state = ''; // state filter, applied to the loaded messages
+    this.state = ''; // state filter (GET /v1/messages?state=)
     this.q = ''; // search words
     this.wanted = PAGE_SIZE;
     this.loadSeq = 0; // only the newest load renders
@@ -26,16 +32,21 @@ export class MessagesView {
     this.logs = new Map(); // message id → delivery log shown, while open
     this.card = new MessageCard(this);
     this.refreshTimer = null;
-    $('messages-channel').addEventListener('change', () => this.refilter());
-    $('messages-state').addEventListener('change', () => this.refilter());
-    $('messages-search').addEventListener('submit', (ev) => {
+    if (this.part('-channel')) this.part('-channel').addEventListener('change', () => this.refilter());
+    this.part('-state').addEventListener('change', () => this.refilter());
+    this.part('-search').addEventListener('submit', (ev) => {
       ev.preventDefault();
       this.refilter();
     });
-    $('messages-q').addEventListener('search', () => this.refilter());
-    $('messages').addEventListener('click', (ev) => this.click(ev));
-    $('messages').addEventListener('submit', (ev) => this.submit(ev));
-    $('messages-more').addEventListener('click', () => this.more());
+    this.part('-q').addEventListener('search', () => this.refilter());
+    this.part('').addEventListener('click', (ev) => this.click(ev));
+    this.part('').addEventListener('submit', (ev) => this.submit(ev));
+    this.part('-more').addEventListener('click', () => this.more());
+  }
+
+  // part is one of the view's elements: id prefix + suffix.
+  part(suffix) {
+    return $(this.name + suffix);
   }
 
   leave() {
@@ -49,7 +60,7 @@ export class MessagesView {
     if (this.refreshTimer) return;
     this.refreshTimer = setTimeout(() => {
       this.refreshTimer = null;
-      if (router.current !== 'messages') return;
+      if (router.current !== this.name) return;
       const seq = router.seq;
       router.begin();
       this.load(seq, { background: true }).catch((err) => {
@@ -60,21 +71,21 @@ export class MessagesView {
   }
 
   refilter() {
-    this.channel = $('messages-channel').value;
-    this.state = $('messages-state').value;
-    this.q = $('messages-q').value.trim();
+    this.channel = this.part('-channel') ? this.part('-channel').value : '';
+    this.state = this.part('-state').value;
+    this.q = this.part('-q').value.trim();
     this.wanted = PAGE_SIZE;
     const seq = this.ctx.router.seq;
     this.ctx.router.run(() => this.load(seq));
   }
 
   more() {
-    const shown = $('messages').children.length;
+    const shown = this.part('').children.length;
     this.wanted = Math.max(this.wanted, this.loaded || 0) + PAGE_SIZE;
     const seq = this.ctx.router.seq;
     this.ctx.router.run(async () => {
       await this.load(seq);
-      const first = $('messages').children[shown];
+      const first = this.part('').children[shown];
       if (first) first.focus();
     });
   }
@@ -91,6 +102,8 @@ export class MessagesView {
       const params = new URLSearchParams({ limit: String(Math.min(MAX_LIMIT, wanted - list.length)) });
       if (before) params.set('before', before);
       if (channelId) params.set('channel_id', channelId);
+      if (this.approver) params.set('approver', 'me');
+      if (this.state) params.set('state', this.state);
       if (this.q) params.set('q', this.q);
       const data = await this.ctx.api('GET', `/v1/messages?${params}`);
       const page = Array.isArray(data.messages) ? data.messages : [];
@@ -139,28 +152,20 @@ export class MessagesView {
 
   renderChannels(channels) {
     this.channelNames = new Map(channels.map((c) => [c.id, c.name]));
+    if (!this.part('-channel')) return;
     const sorted = [...channels].sort((a, b) => a.name.localeCompare(b.name) || a.id.localeCompare(b.id));
-    $('messages-channel').replaceChildren(el('option', { value: '', text: 'All channels' }),
+    this.part('-channel').replaceChildren(el('option', { value: '', text: 'All channels' }),
       ...sorted.map((c) => el('option', { value: c.id, text: c.name })));
-    $('messages-channel').value = this.channel;
-  }
-
-  matches(m) {
-    switch (this.state) {
-      case 'open': return this.card.canAnswer(m) || (m.approval && m.approval.status === 'pending');
-      case 'answered': return m.status !== 'pending' || (m.approval && m.approval.status !== 'pending');
-      case 'delivery-failed': return !!m.delivery && m.delivery.state === 'failed';
-      default: return true;
-    }
+    this.part('-channel').value = this.channel;
   }
 
   render({ list, total, exact }) {
     this.loaded = list.length;
     const me = this.ctx.session.user ? this.ctx.session.user.id : '';
     const next = new Map();
-    const shown = list.filter((m) => this.matches(m));
-    const nodes = shown.map((m) => {
-      const channel = this.channelNames.get(m.channel_id) || m.channel_id;
+    const nodes = list.map((m) => {
+      // An approver is not shown the names of others' channels.
+      const channel = this.channelNames.get(m.channel_id) || (this.approver ? "Someone else's channel" : m.channel_id);
       const log = this.logs.get(m.id);
       const sig = JSON.stringify(m) + '\u0000' + channel + '\u0000' + JSON.stringify(log || null) + me;
       const old = this.nodes.get(m.id);
@@ -169,15 +174,22 @@ export class MessagesView {
       return node;
     });
     this.nodes = next;
-    syncChildren($('messages'), nodes);
-    $('messages-empty').hidden = nodes.length > 0;
-    $('messages-empty-text').textContent = list.length === 0 && !this.q && !this.channel
-      ? "No messages yet. Send one with curl to a channel's webhook URL: the Channels page has a ready example."
-      : 'No message matches. Change the filters or the search words.';
-    $('messages-more').hidden = total <= list.length;
-    const filtered = this.state ? ` (${nodes.length} match the filter)` : '';
-    $('messages-count').textContent = list.length > 0
-      ? `Showing ${list.length} of ${total}${exact ? '' : '+'} message${total === 1 ? '' : 's'}${filtered}`
+    syncChildren(this.part(''), nodes);
+    this.part('-empty').hidden = nodes.length > 0;
+    const unfiltered = !this.q && !this.channel && !this.state;
+    if (this.approver) {
+      this.part('-empty-text').textContent = unfiltered
+        ? 'No approval has been asked of you. When a channel names you as an approver, its messages appear here for your vote.'
+        : 'No approval matches. Change the filters or the search words.';
+    } else {
+      this.part('-empty-text').textContent = unfiltered
+        ? "No messages yet. Send one with curl to a channel's webhook URL: the Channels page has a ready example."
+        : 'No message matches. Change the filters or the search words.';
+    }
+    this.part('-more').hidden = total <= list.length;
+    const noun = this.approver ? 'approval' : 'message';
+    this.part('-count').textContent = list.length > 0
+      ? `Showing ${list.length} of ${total}${exact ? '' : '+'} ${noun}${total === 1 ? '' : 's'}`
       : '';
   }
 
@@ -232,10 +244,10 @@ export class MessagesView {
         await api('DELETE', `/v1/messages/${enc(id)}`);
         article.remove();
         this.nodes.delete(id);
-        $('messages-empty').hidden = $('messages').children.length > 0;
+        this.part('-empty').hidden = this.part('').children.length > 0;
       }).then(() => {
         if (article.isConnected) return;
-        const next = followingId ? $('messages').querySelector(`article[data-message-id="${CSS.escape(followingId)}"]`) : null;
+        const next = followingId ? this.part('').querySelector(`article[data-message-id="${CSS.escape(followingId)}"]`) : null;
         (next || $('content')).focus();
       });
     } else if (btn.classList.contains('delivery-log-toggle')) {
@@ -247,7 +259,7 @@ export class MessagesView {
       router.run(async () => {
         this.logs.set(id, await api('GET', `/v1/messages/${enc(id)}/deliveries`));
         await this.load(router.seq, { background: true });
-        const again = $('messages').querySelector(`article[data-message-id="${CSS.escape(id)}"] .delivery-log-toggle`);
+        const again = this.part('').querySelector(`article[data-message-id="${CSS.escape(id)}"] .delivery-log-toggle`);
         if (again) again.focus();
       });
     } else if (btn.classList.contains('message-redeliver')) {
