@@ -149,8 +149,15 @@ func (s *Store) searchWalks(q MessageQuery, conds []stateCond) ([]walk, error) {
 			args:  []any{match},
 		}}, nil
 	}
-	where := " FROM messages_fts f JOIN messages m ON " + listPosition + " = f.rowid WHERE f.messages_fts MATCH ?" + c.and()
-	args := append([]any{match}, c.args...)
+	return searchWalk(" WHERE f.messages_fts MATCH ?", []any{match}, q, c), nil
+}
+
+// searchWalk walks the index entries (f) that match (where, args) joined to
+// their messages (m), testing each against the filter c and, for an
+// approver's list of every channel, against message_approvers.
+func searchWalk(where string, args []any, q MessageQuery, c stateCond) []walk {
+	where = " FROM messages_fts f JOIN messages m ON " + listPosition + " = f.rowid" + where + c.and()
+	args = append(args, c.args...)
 	if q.Approver != "" && q.ChannelID == "" {
 		where += " AND EXISTS (SELECT 1 FROM message_approvers a WHERE a.message_id = m.id AND a.user_id = ?)"
 		args = append(args, q.Approver)
@@ -159,7 +166,28 @@ func (s *Store) searchWalks(q MessageQuery, conds []stateCond) ([]walk, error) {
 		list:  "SELECT f.rowid" + where + " AND f.rowid < ? ORDER BY f.rowid DESC LIMIT ? OFFSET ?",
 		count: "SELECT 1" + where,
 		args:  args,
-	}}, nil
+	}}
+}
+
+// searchTerm is a word of a search; prefix: it ended in * and matches as a
+// word's start.
+type searchTerm struct {
+	word   string
+	prefix bool
+}
+
+// searchTerms splits a search into its words. A word ending in * of at least
+// 3 characters before it is a prefix.
+func searchTerms(search string) []searchTerm {
+	var out []searchTerm
+	for _, w := range strings.Fields(search) {
+		t := searchTerm{word: w}
+		if stem := strings.TrimRight(w, "*"); stem != w && utf8.RuneCountInString(stem) >= 3 {
+			t = searchTerm{word: stem, prefix: true}
+		}
+		out = append(out, t)
+	}
+	return out
 }
 
 // searchMatch turns a search into an FTS5 query: every word in the title
@@ -169,13 +197,9 @@ func (s *Store) searchWalks(q MessageQuery, conds []stateCond) ([]walk, error) {
 // is query syntax.
 func searchMatch(q MessageQuery) (string, error) {
 	var words []string
-	for _, w := range strings.Fields(q.Search) {
-		prefix := false
-		if stem := strings.TrimRight(w, "*"); stem != w && utf8.RuneCountInString(stem) >= 3 {
-			w, prefix = stem, true
-		}
-		word := `"` + strings.ReplaceAll(w, `"`, `""`) + `"`
-		if prefix {
+	for _, t := range searchTerms(q.Search) {
+		word := `"` + strings.ReplaceAll(t.word, `"`, `""`) + `"`
+		if t.prefix {
 			word += "*"
 		}
 		words = append(words, word)
@@ -332,27 +356,13 @@ func searchWalksPG(q MessageQuery, conds []stateCond) ([]walk, error) {
 	if q.Approver != "" {
 		reader = q.Approver
 	}
-	c := anyOf(conds)
-	where := " FROM messages_fts f JOIN messages m ON " + listPosition + " = f.rowid" +
-		" WHERE f.readers @> ARRAY[CAST(? AS TEXT)] AND f.words @@ CAST(? AS tsquery)"
+	where := " WHERE f.readers @> ARRAY[CAST(? AS TEXT)] AND f.words @@ CAST(? AS tsquery)"
 	args := []any{reader, query}
 	if q.ChannelID != "" {
 		where += " AND f.channel = ?"
 		args = append(args, q.ChannelID)
 	}
-	if c.sql != "" {
-		where += c.and()
-		args = append(args, c.args...)
-	}
-	if q.Approver != "" && q.ChannelID == "" {
-		where += " AND EXISTS (SELECT 1 FROM message_approvers a WHERE a.message_id = m.id AND a.user_id = ?)"
-		args = append(args, q.Approver)
-	}
-	return []walk{{
-		list:  "SELECT f.rowid" + where + " AND f.rowid < ? ORDER BY f.rowid DESC LIMIT ? OFFSET ?",
-		count: "SELECT 1" + where,
-		args:  args,
-	}}, nil
+	return searchWalk(where, args, q, anyOf(conds)), nil
 }
 
 // searchQueryPG turns a search into a tsquery with the rules of searchMatch:
@@ -361,20 +371,16 @@ func searchWalksPG(q MessageQuery, conds []stateCond) ([]walk, error) {
 // lower-cased, as herald_words splits a message), each of which must be
 // there.
 func searchQueryPG(search string) (string, error) {
-	fields := strings.Fields(search)
-	if len(fields) == 0 {
+	given := searchTerms(search)
+	if len(given) == 0 {
 		return "", ErrBadSearch
 	}
 	var terms []string
-	for _, w := range fields {
-		prefix := false
-		if stem := strings.TrimRight(w, "*"); stem != w && utf8.RuneCountInString(stem) >= 3 {
-			w, prefix = stem, true
-		}
-		words := searchWordsPG(w)
+	for _, t := range given {
+		words := searchWordsPG(t.word)
 		for i, word := range words {
 			term := "'" + word + "'"
-			if prefix && i == len(words)-1 {
+			if t.prefix && i == len(words)-1 {
 				term += ":*"
 			}
 			terms = append(terms, term)

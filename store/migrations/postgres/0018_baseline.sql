@@ -24,7 +24,8 @@
 -- - WITHOUT ROWID, sqlite_sequence and the FTS5 virtual table have no
 --   counterpart; the search index is an ordinary table (messages_fts).
 -- - Every SQLite trigger is a row-level trigger of the same name, timing
---   and condition, running the plpgsql function <trigger name>_fn, except
+--   and condition, running the plpgsql function <trigger name>_fn (the five
+--   that count credential changes share one), except
 --   messages_unindex (see messages_fts). One difference in timing: an
 --   AFTER row trigger of PostgreSQL runs once its whole statement is
 --   done, where SQLite's runs after each row.
@@ -424,7 +425,9 @@ CREATE TRIGGER channels_messages_first BEFORE DELETE ON channels
 -- access token replaced, an API key revoked or deleted, a user deleted.
 -- As in SQLite, a trigger counts once per row, and the cascades of a
 -- user's deletion count its sessions and keys too.
-CREATE FUNCTION credential_changes_session_deleted_fn() RETURNS trigger
+-- One function counts for the five triggers (SQLite's five trigger bodies
+-- are this one statement).
+CREATE FUNCTION credential_changes_count_fn() RETURNS trigger
     LANGUAGE plpgsql AS $$
 BEGIN
     UPDATE credential_changes SET n = n + 1 WHERE id = 1;
@@ -432,49 +435,17 @@ BEGIN
 END
 $$;
 CREATE TRIGGER credential_changes_session_deleted AFTER DELETE ON sessions
-    FOR EACH ROW EXECUTE FUNCTION credential_changes_session_deleted_fn();
-
-CREATE FUNCTION credential_changes_session_rotated_fn() RETURNS trigger
-    LANGUAGE plpgsql AS $$
-BEGIN
-    UPDATE credential_changes SET n = n + 1 WHERE id = 1;
-    RETURN NULL;
-END
-$$;
+    FOR EACH ROW EXECUTE FUNCTION credential_changes_count_fn();
 -- UPDATE OF fires, in both databases, when the column is set, whether or
 -- not its value changes.
 CREATE TRIGGER credential_changes_session_rotated AFTER UPDATE OF access_hash ON sessions
-    FOR EACH ROW EXECUTE FUNCTION credential_changes_session_rotated_fn();
-
-CREATE FUNCTION credential_changes_key_revoked_fn() RETURNS trigger
-    LANGUAGE plpgsql AS $$
-BEGIN
-    UPDATE credential_changes SET n = n + 1 WHERE id = 1;
-    RETURN NULL;
-END
-$$;
+    FOR EACH ROW EXECUTE FUNCTION credential_changes_count_fn();
 CREATE TRIGGER credential_changes_key_revoked AFTER UPDATE OF revoked_at ON api_keys
-    FOR EACH ROW EXECUTE FUNCTION credential_changes_key_revoked_fn();
-
-CREATE FUNCTION credential_changes_key_deleted_fn() RETURNS trigger
-    LANGUAGE plpgsql AS $$
-BEGIN
-    UPDATE credential_changes SET n = n + 1 WHERE id = 1;
-    RETURN NULL;
-END
-$$;
+    FOR EACH ROW EXECUTE FUNCTION credential_changes_count_fn();
 CREATE TRIGGER credential_changes_key_deleted AFTER DELETE ON api_keys
-    FOR EACH ROW EXECUTE FUNCTION credential_changes_key_deleted_fn();
-
-CREATE FUNCTION credential_changes_user_deleted_fn() RETURNS trigger
-    LANGUAGE plpgsql AS $$
-BEGIN
-    UPDATE credential_changes SET n = n + 1 WHERE id = 1;
-    RETURN NULL;
-END
-$$;
+    FOR EACH ROW EXECUTE FUNCTION credential_changes_count_fn();
 CREATE TRIGGER credential_changes_user_deleted AFTER DELETE ON users
-    FOR EACH ROW EXECUTE FUNCTION credential_changes_user_deleted_fn();
+    FOR EACH ROW EXECUTE FUNCTION credential_changes_count_fn();
 
 -- PostgreSQL only: the rate limits that replicas share (store/ratebuckets.go).
 -- One token bucket per key ("send|<channel>", "api|<user>|<route>"),
