@@ -166,9 +166,10 @@ func TestDeleteChannelWakesStreams(t *testing.T) {
 	}
 }
 
-// TestRecordAttemptStatusCode: an attempt that got no answer logs no status
-// code; one that got an answer logs it, on the attempt and on the delivery.
-func TestRecordAttemptStatusCode(t *testing.T) {
+// TestRecordAttemptLogged: the delivery log shows each attempt as recorded:
+// when, how long, what error, and the status code, which an attempt that
+// got no answer has none of; the delivery shows the last attempt's code.
+func TestRecordAttemptLogged(t *testing.T) {
 	ctx := context.Background()
 	f := newMutFixture(t)
 	m := &Message{ChannelID: f.channel.ID, Title: "Deploy?", Priority: "normal"}
@@ -184,8 +185,8 @@ func TestRecordAttemptStatusCode(t *testing.T) {
 		res  AttemptResult
 		code *int
 	}{
-		{AttemptResult{At: time.Now(), Error: "connection refused"}, nil},
-		{AttemptResult{At: time.Now(), StatusCode: 503, Error: "receiver answered 503"}, new(503)},
+		{AttemptResult{At: time.Now(), Error: "connection refused", Duration: 1500 * time.Millisecond}, nil},
+		{AttemptResult{At: time.Now().Add(time.Second), StatusCode: 503, Error: "receiver answered 503", Duration: 20 * time.Millisecond}, new(503)},
 	} {
 		jobs, err := f.s.ClaimDeliveries(ctx, 1, time.Minute)
 		if err != nil || len(jobs) != 1 {
@@ -198,7 +199,11 @@ func TestRecordAttemptStatusCode(t *testing.T) {
 		if err != nil || len(attempts) != i+1 {
 			t.Fatalf("log: %+v, %d attempts, %v", st, len(attempts), err)
 		}
-		if got := attempts[i].StatusCode; !sameCode(got, step.code) {
+		a := attempts[i]
+		if a.Attempt != i+1 || !a.At.Equal(step.res.At.Truncate(time.Millisecond)) || a.Duration != step.res.Duration || a.Error != step.res.Error {
+			t.Errorf("attempt %d logged as %+v, want %+v", i+1, a, step.res)
+		}
+		if got := a.StatusCode; !sameCode(got, step.code) {
 			t.Errorf("attempt %d: status code %s, want %s", i+1, showCode(got), showCode(step.code))
 		}
 		if got := st.LastStatusCode; !sameCode(got, step.code) {
