@@ -92,3 +92,27 @@ func TestAnswerWakesPusherForBrowsers(t *testing.T) {
 		}
 	}
 }
+
+// TestListUserMessagesTotalAtCap: a user's list whose first channels count
+// exactly TotalCap messages still counts the next channel's, so that the
+// total is reported as capped, not exact.
+func TestListUserMessagesTotalAtCap(t *testing.T) {
+	t.Parallel() // 20,000 rows: alongside the other tests
+	ctx := context.Background()
+	f := newMutFixture(t)
+	other := &Channel{UserID: f.owner.ID, Name: "alerts"}
+	if err := f.s.CreateChannel(ctx, other); err != nil {
+		t.Fatal(err)
+	}
+	// Both channels hold TotalCap: whichever the walk counts first, the
+	// total reaches the cap exactly before the second is counted.
+	fillTitled(t, f.s, f.channel, TotalCap, "Deploy", "")
+	fillTitled(t, f.s, other, TotalCap, "Alert", "")
+	page, err := f.s.ListMessages(ctx, MessageQuery{UserID: f.owner.ID, Limit: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if page.Total != TotalCap || page.TotalExact {
+		t.Errorf("total %d (exact %v), want %d, not exact", page.Total, page.TotalExact, TotalCap)
+	}
+}
