@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"path/filepath"
 	"reflect"
 	"testing"
 	"time"
@@ -110,3 +111,61 @@ func checkChannel(t *testing.T, what string, got, want *Channel) {
 }
 
 func timesEqual(a, b *time.Time) bool { return (a == nil) == (b == nil) && (a == nil || a.Equal(*b)) }
+
+// TestTokenCacheServesWithinLifetime: within its lifetime, a token lookup
+// is answered from the cache, so a change another process made (a second
+// Store on the same file, like the CLI) is not seen yet; a change made
+// through this store is.
+func TestTokenCacheServesWithinLifetime(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "herald.db")
+	st := openFoundation(t, path, Options{})
+	other := openFoundation(t, path, Options{})
+	u := &User{Email: "ttl@example.com", Plan: "free"}
+	if err := st.CreateUser(ctx, u); err != nil {
+		t.Fatal(err)
+	}
+	ch := &Channel{UserID: u.ID, Name: "c"}
+	if err := st.CreateChannel(ctx, ch); err != nil {
+		t.Fatal(err)
+	}
+	plans := []string{"pro", "free"}
+	// A loaded machine may take longer than the lifetime between the two
+	// lookups; then the second one rightly reads again: try once more.
+	for attempt := 0; ; attempt++ {
+		if attempt == 20 {
+			t.Fatalf("no two lookups within %v in %d attempts", tokenTTL, attempt)
+		}
+		st.tokens.invalidate() // as after a write of this store's: the next lookup reads
+		start := time.Now()
+		_, cached, err := st.ChannelByToken(ctx, ch.WebhookToken)
+		if err != nil {
+			t.Fatal(err)
+		}
+		next := plans[attempt%2]
+		if next == cached {
+			next = plans[(attempt+1)%2]
+		}
+		if err := other.SetUserPlan(ctx, u.ID, next); err != nil {
+			t.Fatal(err)
+		}
+		_, plan, err := st.ChannelByToken(ctx, ch.WebhookToken)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if time.Since(start) >= tokenTTL {
+			continue
+		}
+		if plan != cached {
+			t.Fatalf("plan %q within the cache lifetime, want the cached %q", plan, cached)
+		}
+		break
+	}
+	// This store's own write applies at once.
+	if err := st.SetUserPlan(ctx, u.ID, "team"); err != nil {
+		t.Fatal(err)
+	}
+	if _, plan, err := st.ChannelByToken(ctx, ch.WebhookToken); err != nil || plan != "team" {
+		t.Fatalf("plan after this store's write = %q, %v; want team", plan, err)
+	}
+}
