@@ -113,6 +113,43 @@ func TestListUserMessagesTotalAtCap(t *testing.T) {
 		t.Fatal(err)
 	}
 	if page.Total != TotalCap || page.TotalExact {
-		t.Errorf("total %d (exact %v), want %d, not exact", page.Total, page.TotalExact, TotalCap)
+		t.Errorf("user's list: total %d (exact %v), want %d, not exact", page.Total, page.TotalExact, TotalCap)
+	}
+	// One channel of exactly TotalCap is counted exactly.
+	page, err = f.s.ListMessages(ctx, MessageQuery{UserID: f.owner.ID, ChannelID: other.ID, Limit: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if page.Total != TotalCap || !page.TotalExact {
+		t.Errorf("channel's list: total %d (exact %v), want %d, exact", page.Total, page.TotalExact, TotalCap)
+	}
+}
+
+// TestListMessagesLastPage: a page that ends the list has no cursor, even
+// when it is full; an empty page (limit 0) has none either.
+func TestListMessagesLastPage(t *testing.T) {
+	ctx := context.Background()
+	f := newMutFixture(t)
+	const n = 5
+	for i := range n {
+		m := &Message{ChannelID: f.channel.ID, Title: fmt.Sprintf("m%d", i), Priority: "normal"}
+		if err := f.s.CreateMessage(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, q := range []struct {
+		limit, messages int
+		next            bool
+	}{{n - 1, n - 1, true}, {n, n, false}, {n + 1, n, false}, {0, 0, false}} {
+		for _, channel := range []string{f.channel.ID, ""} {
+			page, err := f.s.ListMessages(ctx, MessageQuery{UserID: f.owner.ID, ChannelID: channel, Limit: q.limit})
+			if err != nil {
+				t.Fatalf("limit %d: %v", q.limit, err)
+			}
+			if len(page.Messages) != q.messages || (page.Next != 0) != q.next {
+				t.Errorf("channel %q, limit %d: %d messages, next %d; want %d, a next page %v",
+					channel, q.limit, len(page.Messages), page.Next, q.messages, q.next)
+			}
+		}
 	}
 }

@@ -308,3 +308,75 @@ func lastEventID(t *testing.T, s *Store, userID string) int64 {
 	}
 	return events[len(events)-1].ID
 }
+
+// TestCreateMessageStoresWhatWasSent: a message's actions are stored as
+// sent, [] when it has none; only a message with an approval window wakes
+// the approval expirer.
+func TestCreateMessageStoresWhatWasSent(t *testing.T) {
+	ctx := context.Background()
+	f := newMutFixture(t)
+	wake := f.s.Wakeup(TopicApprovals)
+	actions := json.RawMessage(`[{"id":"approve","label":"Approve"}]`)
+	for _, c := range []struct {
+		name     string
+		msg      *Message
+		actions  string
+		approval bool
+	}{
+		{"actions", &Message{ChannelID: f.channel.ID, Title: "a", Priority: "normal", Actions: actions}, string(actions), false},
+		{"no actions", &Message{ChannelID: f.channel.ID, Title: "b", Priority: "normal"}, `[]`, false},
+		{"approval", &Message{ChannelID: f.channel.ID, Title: "c", Priority: "normal",
+			Approval: &ApprovalRule{RequiredCount: 1, Approvers: []string{f.approver.ID}, WindowSeconds: 60}}, `[]`, true},
+	} {
+		if err := f.s.CreateMessage(ctx, c.msg); err != nil {
+			t.Fatal(err)
+		}
+		woken := false
+		select { // signalled before the write returned, if at all
+		case <-wake:
+			woken = true
+		default:
+		}
+		if woken != c.approval {
+			t.Errorf("%s: approval expirer woken %v, want %v", c.name, woken, c.approval)
+		}
+		got, err := f.s.Message(ctx, c.msg.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got.Actions) != c.actions {
+			t.Errorf("%s: stored actions %s, want %s", c.name, got.Actions, c.actions)
+		}
+	}
+}
+
+// TestRespondKeepsOutcome: an answer's outcome is kept on the message for
+// its owner, after the response itself is polled away; an answer without
+// one keeps none.
+func TestRespondKeepsOutcome(t *testing.T) {
+	ctx := context.Background()
+	f := newMutFixture(t)
+	outcome := json.RawMessage(`{"action":"approve","user":"mut1"}`)
+	for _, c := range []struct {
+		name    string
+		outcome json.RawMessage
+	}{{"with an outcome", outcome}, {"without", nil}} {
+		m := &Message{ChannelID: f.channel.ID, Title: c.name, Priority: "normal"}
+		if err := f.s.CreateMessage(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.s.RespondWithOutcome(ctx, m.ID, json.RawMessage(`{"action":"approve"}`), c.outcome, time.Now(), nil); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.s.ReadResponse(ctx, f.channel.ID, m.ID, time.Now().Add(-time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+		got, err := f.s.Message(ctx, m.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.State != StateAlreadyRead || string(got.Outcome) != string(c.outcome) || (got.Outcome == nil) != (c.outcome == nil) {
+			t.Errorf("%s: state %s, outcome %s; want %s, %s", c.name, got.State, got.Outcome, StateAlreadyRead, c.outcome)
+		}
+	}
+}
