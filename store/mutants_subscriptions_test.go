@@ -32,10 +32,12 @@ func TestExpireSubscriptionsOfSeveralUsers(t *testing.T) {
 		if err := s.SaveSubscription(ctx, sub, "pro", "free"); err != nil {
 			t.Fatal(err)
 		}
-		if _, plan, err := s.ChannelByToken(ctx, ch.WebhookToken); err != nil || plan != "pro" {
+		users, tokens = append(users, u), append(tokens, ch.WebhookToken)
+	}
+	for i, token := range tokens { // now cached
+		if _, plan, err := s.ChannelByToken(ctx, token); err != nil || plan != "pro" {
 			t.Fatalf("user %d: plan %q, %v; want pro while subscribed", i, plan, err)
 		}
-		users, tokens = append(users, u), append(tokens, ch.WebhookToken)
 	}
 	clk.Advance(2 * time.Hour)
 	if n, err := s.ExpireSubscriptions(ctx, "pro", "free"); err != nil || n != len(users) {
