@@ -64,8 +64,11 @@ func openPostgres(ctx context.Context, url string, opts Options) (*Store, error)
 	if cfg.RuntimeParams["application_name"] == "" {
 		cfg.RuntimeParams["application_name"] = "herald"
 	}
-	// Workers ask often whether a job is due; a write never waits on a
-	// reader's lock, so a reader that hangs has lost its connection.
+	// A replica that stops mid-transaction (frozen, or cut off from the
+	// database without its connection closing) would hold the writer lock
+	// and every replica's writes with it: PostgreSQL ends such a session
+	// after a minute idle in its transaction, which frees the lock. (A
+	// killed replica's connection closes, and frees it at once.)
 	cfg.RuntimeParams["idle_in_transaction_session_timeout"] = "60000"
 
 	write := &db{DB: stdlib.OpenDB(*cfg), pg: true}
