@@ -168,12 +168,18 @@ func (s *Store) listenReady() {
 }
 
 // notifyMarked queues a NOTIFY of every topic the batch marked, delivered
-// to every replica (this one too) when the transaction commits.
+// to every replica (this one too) when the transaction commits: one
+// statement, since the batch holds the writer lock while it waits.
 func (s *Store) notifyMarked(t *tx) error {
+	if len(s.wake.marked) == 0 {
+		return nil
+	}
+	topics := make([]string, 0, len(s.wake.marked))
 	for topic := range s.wake.marked {
-		if _, err := t.ExecContext(context.Background(), "SELECT pg_notify(?, ?)", notifyChannel, topic); err != nil {
-			return fmt.Errorf("store: notify %s: %w", topic, err)
-		}
+		topics = append(topics, topic)
+	}
+	if _, err := t.ExecContext(context.Background(), "SELECT pg_notify(?, topic) FROM unnest(CAST(? AS TEXT[])) AS topic", notifyChannel, topics); err != nil {
+		return fmt.Errorf("store: notify %v: %w", topics, err)
 	}
 	return nil
 }

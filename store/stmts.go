@@ -29,9 +29,6 @@ func (s *Store) prepare(ctx context.Context) error {
 		return st
 	}
 	s.st = stmts{
-		savepoint:     prep(s.write, "SAVEPOINT w"),
-		release:       prep(s.write, "RELEASE w"),
-		rollbackTo:    prep(s.write, "ROLLBACK TO w"),
 		insertMessage: prep(s.write, insertMessageSQL),
 		// A scalar subquery rather than a JOIN: cheaper to run here.
 		channelByToken: prep(s.read, "SELECT "+channelCols+`, (SELECT plan FROM users WHERE id = c.user_id)
@@ -39,6 +36,11 @@ func (s *Store) prepare(ctx context.Context) error {
 		// The workers ask after every commit that may concern them.
 		nextPush:     prep(s.read, `SELECT MIN(`+dueAt+`) FROM push_jobs`),
 		nextDelivery: prep(s.read, `SELECT MIN(`+dueAt+`) FROM deliveries WHERE state = 'pending'`),
+	}
+	if !s.pg { // PostgreSQL's writer names each savepoint (pgRunner)
+		s.st.savepoint = prep(s.write, "SAVEPOINT w")
+		s.st.release = prep(s.write, "RELEASE w")
+		s.st.rollbackTo = prep(s.write, "ROLLBACK TO w")
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("store: prepare statements: %w", err)

@@ -26,9 +26,6 @@ import (
 // EnvURL names the variable that points the tests at a PostgreSQL server.
 const EnvURL = "HERALD_TEST_DATABASE_URL"
 
-// Available reports whether the PostgreSQL tests can run.
-func Available() bool { return os.Getenv(EnvURL) != "" }
-
 // NewDatabase creates an empty database for t and returns its URL. It is
 // dropped when t ends (after t's own Cleanups, which close the stores on
 // it).
@@ -66,19 +63,6 @@ func NewDatabase(t testing.TB) string {
 	})
 	u.Path = "/" + name
 	return u.String()
-}
-
-// Exec runs statements on the database at dsn, for a test's own checks.
-func Exec(t testing.TB, dsn string, query string, args ...any) {
-	t.Helper()
-	db, err := sql.Open("pgx", dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if _, err := db.Exec(query, args...); err != nil {
-		t.Fatalf("%s: %v", query, err)
-	}
 }
 
 // EnvAll names the variable that moves whole test suites onto PostgreSQL:
