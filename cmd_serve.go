@@ -8,8 +8,6 @@ import (
 	"net"
 	"net/http"
 	"os/signal"
-	"runtime"
-	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
@@ -73,7 +71,9 @@ func (a *app) serve(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	tuneGC(a.getenv)
+	if tuneGC(a.getenv) {
+		go followHeap(ctx, time.Second)
+	}
 	tuneProcs(a.getenv)
 	log := newLogger(cfg, a.stderr)
 	st, err := openStore(ctx, cfg)
@@ -230,31 +230,4 @@ func (a *app) pushDispatcher(ctx context.Context, cfg config.Config, svc *servic
 		log.Info("push: [push.webpush] subject not set; set it to a mailto: address push services can reach", "using", subject)
 	}
 	return push.NewDispatcher(apns, fcm, push.NewWebPush(subject, pub, priv, guard.Client(30*time.Second))), nil
-}
-
-// tuneGC trades a little memory for CPU on the send path: Herald's live heap
-// is small, so the default GOGC=100 collects very often under load. GOGC=400
-// with a 48 MiB soft limit gave ~5% more sends per second in bench/load.sh
-// (13.7k against 12.7-13.3k) with peak RSS near 41 MB instead of 30 MB. An
-// operator's GOGC or GOMEMLIMIT wins.
-func tuneGC(getenv func(string) string) {
-	if getenv("GOGC") == "" {
-		debug.SetGCPercent(400)
-	}
-	if getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(48 << 20)
-	}
-}
-
-// tuneProcs gives the Go scheduler two more Ps than it would use. The store's
-// writer goroutine spends about half its time in blocking system calls
-// (fsync, WAL writes), and a P stays with a goroutine in a system call until
-// the runtime's monitor takes it back; on a busy 2-core machine that left
-// request goroutines runnable with no P to run on while a core sat idle.
-// bench/load.sh at 32 connections: ~16.2k sends/s with 4 Ps against ~15.2k
-// with 2 (3 about the same, 6 and 8 less). An operator's GOMAXPROCS wins.
-func tuneProcs(getenv func(string) string) {
-	if getenv("GOMAXPROCS") == "" {
-		runtime.GOMAXPROCS(runtime.GOMAXPROCS(0) + 2)
-	}
 }
