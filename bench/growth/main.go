@@ -87,9 +87,9 @@ type env struct {
 	// senders check it before every request, so it must cost nothing (a
 	// search of the whole log, under the log's lock, made the senders
 	// wait on each other and measured the benchmark instead of Herald).
-	swept atomic.Bool
-	token               string // session
-	small, bigID        string // the small channel's webhook token; the big channel's id
+	swept        atomic.Bool
+	token        string // session
+	small, bigID string // the small channel's webhook token; the big channel's id
 }
 
 func runSize(bin string, n, conns int, phase, maxSweep time.Duration) (*result, error) {
