@@ -2,7 +2,7 @@
 # bench/growth.sh: how Herald holds up as its data grows. Fills a channel
 # with 1 and 5 million expired messages, then measures sends before, during
 # and after the sweep that deletes them, list and search latency, and the
-# database and WAL sizes. See bench/README.md.
+# database, WAL and search index sizes. See bench/README.md.
 #
 #   bash bench/growth.sh                        # 1M and 5M, 8 senders
 #   bash bench/growth.sh -sizes 200000 -phase 5s

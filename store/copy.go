@@ -120,12 +120,13 @@ type TableCopy struct {
 
 // Tables that every database starts with one row in, which the copy
 // replaces with the source's row.
-var oneRowTables = map[string]bool{"search_indexed": true, "credential_changes": true}
+var oneRowTables = map[string]bool{"credential_changes": true}
 
 // Tables not copied: the migrations' record, which Open writes, and the
 // search index, which each database builds its own way (on PostgreSQL the
-// server's indexer rebuilds it from the messages).
-var notCopied = map[string]bool{"schema_migrations": true, "messages_fts": true}
+// server's indexer rebuilds it from the messages; SQLite's lives in a file
+// of its own, fed by the log of deletes in search_deletes).
+var notCopied = map[string]bool{"schema_migrations": true, "messages_fts": true, "search_deletes": true}
 
 // CopyFromSQLite copies every row of src into this PostgreSQL store, which
 // must hold no Herald data yet, in one transaction: all of it or nothing.
@@ -289,10 +290,10 @@ func quote(name string) string {
 	return `"` + strings.ReplaceAll(name, `"`, `""`) + `"`
 }
 
-// postgresOnly are the tables only a shared database needs, which a SQLite
-// installation has nothing to copy into: the replicas' rate limits start
-// full.
-var postgresOnly = map[string]bool{"rate_buckets": true}
+// postgresOnly are the tables a SQLite installation has nothing to copy
+// into: the replicas' rate limits, which start full, and how far the
+// search index got, which starts again at 0.
+var postgresOnly = map[string]bool{"rate_buckets": true, "search_indexed": true}
 
 // copyTable is one table to copy: its columns as PostgreSQL has them, in
 // order, and its identity columns.

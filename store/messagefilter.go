@@ -80,10 +80,11 @@ const listPosition = "m.rowid"
 
 // walk is one index walk of a list: list selects positions, newest first,
 // with args followed by the cursor, a limit and an offset; count selects a
-// row per match, with args.
+// row per match, with countArgs if set, else args.
 type walk struct {
 	list, count string
 	args        []any
+	countArgs   []any
 }
 
 // merge runs walks and keeps the page of their union, newest first: each
@@ -103,7 +104,11 @@ func (s *Store) merge(ctx context.Context, walks []walk, before int64, n, offset
 		}
 		all = append(all, pos...)
 		if total <= TotalCap {
-			count, err := s.countUpTo(ctx, w.count, w.args...)
+			args := w.args
+			if w.countArgs != nil {
+				args = w.countArgs
+			}
+			count, err := s.countUpTo(ctx, w.count, args...)
 			if err != nil {
 				return nil, 0, err
 			}

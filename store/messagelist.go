@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"strconv"
@@ -141,22 +140,39 @@ func (s *Store) searchWalks(q MessageQuery, conds []stateCond) ([]walk, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := anyOf(conds)
-	if c.sql == "" && (q.Approver == "" || q.ChannelID != "") {
-		return []walk{{
-			list:  "SELECT rowid FROM messages_fts WHERE messages_fts MATCH ? AND rowid < ? ORDER BY rowid DESC LIMIT ? OFFSET ?",
-			count: "SELECT 1 FROM messages_fts WHERE messages_fts MATCH ?",
-			args:  []any{match},
-		}}, nil
+	// SQLite's index follows the messages a moment behind (search.go):
+	// until it has applied a delete, it may hold a message whose rowid a
+	// newer message, anyone's, has taken again. Each match is therefore
+	// checked against the message it joins: in the channel asked for, or
+	// one the user owns or approves (an approver's list checks that in
+	// searchWalk).
+	where, args := " WHERE f.messages_fts MATCH ?", []any{match}
+	switch {
+	case q.ChannelID != "":
+		where += " AND m.channel_id = ?"
+		args = append(args, q.ChannelID)
+	case q.Approver == "":
+		where += ` AND (EXISTS (SELECT 1 FROM channels c WHERE c.id = m.channel_id AND c.user_id = ?)
+			OR EXISTS (SELECT 1 FROM message_approvers a WHERE a.message_id = m.id AND a.user_id = ?))`
+		args = append(args, q.UserID, q.UserID)
 	}
-	return searchWalk(" WHERE f.messages_fts MATCH ?", []any{match}, q, c), nil
+	walks := searchWalk("search.messages_fts", where, args, q, anyOf(conds))
+	if anyOf(conds).sql == "" && (q.Approver == "" || q.ChannelID != "") {
+		// Without a filter the index alone counts the matches, up to
+		// TotalCap, as cheaply as it finds them; only the page's messages
+		// are checked. Such a total may include, for a moment, a message
+		// deleted since the indexer last ran.
+		walks[0].count = "SELECT 1 FROM search.messages_fts WHERE messages_fts MATCH ?"
+		walks[0].countArgs = []any{match}
+	}
+	return walks, nil
 }
 
-// searchWalk walks the index entries (f) that match (where, args) joined to
-// their messages (m), testing each against the filter c and, for an
-// approver's list of every channel, against message_approvers.
-func searchWalk(where string, args []any, q MessageQuery, c stateCond) []walk {
-	where = " FROM messages_fts f JOIN messages m ON " + listPosition + " = f.rowid" + where + c.and()
+// searchWalk walks the entries (f) of the index table that match (where,
+// args) joined to their messages (m), testing each against the filter c
+// and, for an approver's list of every channel, against message_approvers.
+func searchWalk(table, where string, args []any, q MessageQuery, c stateCond) []walk {
+	where = " FROM " + table + " f JOIN messages m ON " + listPosition + " = f.rowid" + where + c.and()
 	args = append(args, c.args...)
 	if q.Approver != "" && q.ChannelID == "" {
 		where += " AND EXISTS (SELECT 1 FROM message_approvers a WHERE a.message_id = m.id AND a.user_id = ?)"
@@ -280,71 +296,6 @@ func (s *Store) ApproverOf(ctx context.Context, userID, channelID string) (bool,
 	return ok, nil
 }
 
-// IndexForSearch adds up to n messages not yet in the search index, oldest
-// first, in one write, and returns how many it added. The server calls it
-// shortly after sends, so search lags a commit by a moment, not the send
-// path by a tokenizer.
-func (s *Store) IndexForSearch(ctx context.Context, n int) (int, error) {
-	// A look on the reader first: most wake-ups find nothing new, and
-	// they need not queue a write for that.
-	var pending bool
-	if err := s.read.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM messages
-		WHERE rowid > (SELECT position FROM search_indexed WHERE id = 1))`).Scan(&pending); err != nil || !pending {
-		if err != nil {
-			return 0, fmt.Errorf("store: index for search: %w", err)
-		}
-		return 0, nil
-	}
-	var added int64
-	err := s.update(ctx, func(tx *writeTx) error {
-		var from int64
-		if err := tx.QueryRow("SELECT position FROM search_indexed WHERE id = 1").Scan(&from); err != nil {
-			return err
-		}
-		var to sql.NullInt64
-		if err := tx.QueryRow(`SELECT MAX(rowid) FROM (SELECT rowid FROM messages WHERE rowid > ? ORDER BY rowid LIMIT ?) AS next`,
-			from, n).Scan(&to); err != nil || !to.Valid {
-			return err
-		}
-		res, err := tx.Exec(s.indexMessages(), from, to.Int64)
-		if err != nil {
-			return err
-		}
-		if added, err = res.RowsAffected(); err != nil {
-			return err
-		}
-		_, err = tx.Exec("UPDATE search_indexed SET position = ? WHERE id = 1", to.Int64)
-		return err
-	})
-	if err != nil {
-		return 0, fmt.Errorf("store: index for search: %w", err)
-	}
-	return int(added), nil
-}
-
-// indexMessages adds the messages with ? < rowid <= ? to the search index.
-func (s *Store) indexMessages() string {
-	if s.pg {
-		// herald_words (the PostgreSQL schema) splits as searchWordsPG does.
-		return `INSERT INTO messages_fts (rowid, words, readers, channel)
-			SELECT m.rowid, herald_words(m.title || ' ' || m.body),
-				ARRAY[c.user_id] || ARRAY(SELECT j.value FROM ` + s.approvers("m") + ` WHERE j.value IS NOT NULL),
-				m.channel_id
-			FROM messages m JOIN channels c ON c.id = m.channel_id
-			WHERE m.rowid > ? AND m.rowid <= ?
-			ON CONFLICT (rowid) DO NOTHING`
-	}
-	// A message leaves the index with the values it was indexed with: these
-	// columns must be computed exactly as the messages_unindex trigger
-	// computes them (migration 0014).
-	return `INSERT INTO messages_fts (rowid, title, body, readers, channel)
-		SELECT m.rowid, m.title, m.body,
-			c.user_id || COALESCE((SELECT ' ' || group_concat(j.value, ' ') FROM json_each(m.approval, '$.approvers') j), ''),
-			m.channel_id
-		FROM messages m JOIN channels c ON c.id = m.channel_id
-		WHERE m.rowid > ? AND m.rowid <= ?`
-}
-
 // searchWalksPG is the walk of a search on PostgreSQL, where the index is
 // a table of each message's words (a tsvector), readers and channel.
 func searchWalksPG(q MessageQuery, conds []stateCond) ([]walk, error) {
@@ -362,7 +313,7 @@ func searchWalksPG(q MessageQuery, conds []stateCond) ([]walk, error) {
 		where += " AND f.channel = ?"
 		args = append(args, q.ChannelID)
 	}
-	return searchWalk(where, args, q, anyOf(conds)), nil
+	return searchWalk("messages_fts", where, args, q, anyOf(conds)), nil
 }
 
 // searchQueryPG turns a search into a tsquery with the rules of searchMatch:

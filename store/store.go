@@ -53,8 +53,15 @@ type Options struct {
 type Store struct {
 	write *db // exactly one connection: SQLite allows one writer at a time
 	read  *db // WAL lets readers run beside the writer
-	now   func() time.Time
-	pg    bool // PostgreSQL: see postgres.go
+
+	// SQLite only: the search index's own file and connection (search.go),
+	// written by one IndexForSearch at a time, which checks it first.
+	search        *db
+	searchMu      sync.Mutex
+	searchChecked bool
+
+	now func() time.Time
+	pg  bool // PostgreSQL: see postgres.go
 
 	wake      *wakeups
 	rollbacks *rollbackWatch // the writer connection's rollback hook
@@ -97,20 +104,18 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	if IsPostgresURL(dsn) {
 		s, err = openPostgres(ctx, dsn, opts)
 	} else {
-		s, err = openSQLite(dsn, opts)
+		s, err = openSQLite(ctx, dsn, opts)
 	}
 	if err != nil {
 		return nil, err
 	}
 	if err := s.migrate(ctx); err != nil {
-		s.write.Close()
-		s.read.Close()
+		s.closeDBs()
 		return nil, err
 	}
 	if err := s.prepare(ctx); err != nil {
 		s.closeStmts()
-		s.write.Close()
-		s.read.Close()
+		s.closeDBs()
 		return nil, err
 	}
 	go s.writer()
@@ -137,8 +142,21 @@ func newStore(write, read *db, opts Options) *Store {
 	}
 }
 
-// openSQLite opens the SQLite file at path (see Open).
-func openSQLite(path string, opts Options) (*Store, error) {
+// closeDBs closes the store's connection pools.
+func (s *Store) closeDBs() error {
+	err := errors.Join(s.write.Close(), s.read.Close())
+	if s.search != nil {
+		err = errors.Join(err, s.search.Close())
+	}
+	if s.limits != nil {
+		err = errors.Join(err, s.limits.Close())
+	}
+	return err
+}
+
+// openSQLite opens the SQLite file at path (see Open), and its search
+// index's file beside it.
+func openSQLite(ctx context.Context, path string, opts Options) (*Store, error) {
 	if dir := filepath.Dir(path); dir != "" {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return nil, fmt.Errorf("store: create data dir: %w", err)
@@ -186,9 +204,15 @@ func openSQLite(path string, opts Options) (*Store, error) {
 	write.SetConnMaxIdleTime(0)
 	write.SetConnMaxLifetime(0)
 
-	r, err := sql.Open("sqlite", base)
+	search, err := openSearch(ctx, SearchFile(path), opts.BusyTimeout)
 	if err != nil {
 		write.Close()
+		return nil, err
+	}
+	r, err := newSearchReaders(base, SearchFile(path))
+	if err != nil {
+		write.Close()
+		search.Close()
 		return nil, fmt.Errorf("store: open readers: %w", err)
 	}
 	read := &db{DB: r}
@@ -197,6 +221,7 @@ func openSQLite(path string, opts Options) (*Store, error) {
 	read.SetMaxIdleConns(n)
 
 	s := newStore(write, read, opts)
+	s.search = search
 	s.rollbacks = rollbacks
 	close(s.listening)
 	return s, nil
@@ -236,44 +261,68 @@ func (s *Store) Close() error {
 	<-s.stopped
 	<-s.listening
 	s.closeStmts()
-	err := errors.Join(s.write.Close(), s.read.Close())
-	if s.limits != nil {
-		err = errors.Join(err, s.limits.Close())
-	}
-	return err
+	return s.closeDBs()
 }
 
 // ReclaimSpace gives the pages that deleted rows left free back to the
 // file system, a megabyte per write and resting between writes as sweeps
-// do, so that a large sweep shrinks the file without holding up sends. It
-// does nothing on a database not in incremental auto-vacuum mode (see
-// Vacuum).
+// do, so that a large sweep shrinks the file without holding up sends: the
+// main file's, then the search index's. It does nothing to a file not in
+// incremental auto-vacuum mode (see Vacuum).
 //
 // On PostgreSQL it does nothing: autovacuum does this there.
 func (s *Store) ReclaimSpace(ctx context.Context) (pages int64, err error) {
 	if s.pg {
 		return 0, nil
 	}
-	const step = 256 // pages per write: 1 MiB at SQLite's default page size
-	rest := time.NewTimer(0)
-	defer rest.Stop()
-	for {
-		var free, mode int64
-		if err := s.read.QueryRowContext(ctx, "SELECT (SELECT freelist_count FROM pragma_freelist_count), (SELECT auto_vacuum FROM pragma_auto_vacuum)").Scan(&free, &mode); err != nil {
-			return pages, fmt.Errorf("store: reclaim space: %w", err)
-		}
-		if free == 0 || mode != 2 { // 2: incremental
-			return pages, nil
-		}
-		n := min(free, step)
+	pages, err = reclaim(ctx, s.read, "main", func(n int64) (time.Duration, error) {
 		var took time.Duration
-		if err := s.update(ctx, func(tx *writeTx) error {
+		err := s.update(ctx, func(tx *writeTx) error {
 			start := time.Now()
 			_, err := tx.Exec(fmt.Sprintf("PRAGMA incremental_vacuum(%d)", n))
 			took = time.Since(start)
 			return err
-		}); err != nil {
-			return pages, fmt.Errorf("store: reclaim space: %w", err)
+		})
+		return took, err
+	})
+	if err != nil {
+		return pages, fmt.Errorf("store: reclaim space: %w", err)
+	}
+	n, err := reclaim(ctx, s.read, "search", func(n int64) (time.Duration, error) {
+		s.searchMu.Lock()
+		defer s.searchMu.Unlock()
+		start := time.Now()
+		_, err := s.search.ExecContext(ctx, fmt.Sprintf("PRAGMA incremental_vacuum(%d)", n))
+		return time.Since(start), err
+	})
+	if err != nil {
+		return pages + n, fmt.Errorf("store: reclaim space of the search index: %w", err)
+	}
+	return pages + n, nil
+}
+
+// reclaim frees the pages that a reader finds free in schema (main or
+// search), up to a step's worth at a time through free, resting sweepRest
+// times as long as each step took.
+func reclaim(ctx context.Context, read *db, schema string, free func(pages int64) (time.Duration, error)) (pages int64, err error) {
+	const step = 256 // pages per write: 1 MiB at SQLite's default page size
+	rest := time.NewTimer(0)
+	defer rest.Stop()
+	for {
+		var left, mode int64
+		if err := read.QueryRowContext(ctx, "PRAGMA "+schema+".freelist_count").Scan(&left); err != nil {
+			return pages, err
+		}
+		if err := read.QueryRowContext(ctx, "PRAGMA "+schema+".auto_vacuum").Scan(&mode); err != nil {
+			return pages, err
+		}
+		if left == 0 || mode != 2 { // 2: incremental
+			return pages, nil
+		}
+		n := min(left, step)
+		took, err := free(n)
+		if err != nil {
+			return pages, err
 		}
 		pages += n
 		rest.Reset(took * sweepRest)

@@ -8,7 +8,8 @@
 //     page by offset (for contrast), every channel at once, and searches;
 //   - restarts the server with a retention the backlog is past, so that its
 //     first sweep deletes all of it, and sends throughout that sweep;
-//   - sends again after it, and reports the database and WAL sizes.
+//   - sends again after it, and reports the database, WAL and search index
+//     sizes.
 //
 // bench/growth.sh builds Herald and runs it; see bench/README.md. It only
 // targets 127.0.0.1, and every phase is bounded in time.
@@ -36,6 +37,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/heraldhq/herald/store"
 	_ "modernc.org/sqlite"
 )
 
@@ -64,7 +66,7 @@ func main() {
 		sizesOut = append(sizesOut, r.sizes)
 	}
 	fmt.Printf("\n| backlog | read | median ms | p99 ms | results |\n|---:|---|---:|---:|---:|\n%s", strings.Join(reads, ""))
-	fmt.Printf("\n| backlog | fill s | sweep s | db before MB | db after MB | WAL after MB |\n|---:|---:|---:|---:|---:|---:|\n%s", strings.Join(sizesOut, ""))
+	fmt.Printf("\n| backlog | fill s | sweep s | db before MB | db after MB | WAL after MB | search index before MB | after MB |\n|---:|---:|---:|---:|---:|---:|---:|---:|\n%s", strings.Join(sizesOut, ""))
 }
 
 func fatal(err error) {
@@ -126,7 +128,8 @@ func runSize(bin string, n, conns int, phase, maxSweep time.Duration) (*result, 
 		return nil, err
 	}
 	fillTook := time.Since(fillStart)
-	dbBefore := size(filepath.Join(dir, "data", "herald.db"))
+	db := filepath.Join(dir, "data", "herald.db")
+	dbBefore, indexBefore := size(db), size(store.SearchFile(db))
 	fmt.Fprintf(os.Stderr, "filled %d messages in %v\n", n, fillTook.Round(time.Second))
 
 	if err := e.start(); err != nil {
@@ -156,9 +159,8 @@ func runSize(bin string, n, conns int, phase, maxSweep time.Duration) (*result, 
 	}
 	fmt.Print(e.sendRow(label, "after the sweep", conns, phase, nil))
 	e.stop()
-	db := filepath.Join(dir, "data", "herald.db")
-	res.sizes = fmt.Sprintf("| %s | %.0f | %s | %.0f | %.1f | %.1f |\n", label, fillTook.Seconds(), sweepNote,
-		mb(dbBefore), mb(size(db)), mb(size(db+"-wal")))
+	res.sizes = fmt.Sprintf("| %s | %.0f | %s | %.0f | %.1f | %.1f | %.0f | %.1f |\n", label, fillTook.Seconds(), sweepNote,
+		mb(dbBefore), mb(size(db)), mb(size(db+"-wal")), mb(indexBefore), mb(size(store.SearchFile(db))))
 	return res, nil
 }
 
@@ -325,12 +327,19 @@ func fill(path, channelID string, n int) error {
 	if _, err := db.Exec(`UPDATE events SET created_at = ?`, time.Now().UnixMilli()); err != nil {
 		return fmt.Errorf("fill: %w", err)
 	}
-	if _, err := db.Exec(`INSERT INTO messages_fts (rowid, title, body, readers, channel)
-		SELECT m.rowid, m.title, m.body, c.user_id, m.channel_id FROM messages m JOIN channels c ON c.id = m.channel_id
-		WHERE m.rowid > (SELECT position FROM search_indexed)`); err != nil {
+	// The search index's own file, which the server created.
+	if _, err := db.Exec(`ATTACH DATABASE ? AS search`, store.SearchFile(path)); err != nil {
 		return fmt.Errorf("fill the search index: %w", err)
 	}
-	if _, err := db.Exec(`UPDATE search_indexed SET position = (SELECT MAX(rowid) FROM messages)`); err != nil {
+	if _, err := db.Exec(`INSERT INTO search.messages_fts (rowid, title, body, readers, channel)
+		SELECT m.rowid, m.title, m.body, c.user_id, m.channel_id FROM messages m JOIN channels c ON c.id = m.channel_id
+		WHERE m.rowid > (SELECT position FROM search.search_state)`); err != nil {
+		return fmt.Errorf("fill the search index: %w", err)
+	}
+	if _, err := db.Exec(`UPDATE search.search_state SET position = (SELECT MAX(rowid) FROM messages)`); err != nil {
+		return err
+	}
+	if _, err := db.Exec("PRAGMA search.wal_checkpoint(TRUNCATE)"); err != nil {
 		return err
 	}
 	_, err = db.Exec("PRAGMA wal_checkpoint(TRUNCATE)")

@@ -1,0 +1,405 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"modernc.org/sqlite"
+)
+
+// On SQLite the search index lives in a database file of its own beside the
+// main one (SearchFile), with its own connection. FTS5 merges its segments
+// inside the writes that add to it, from tens of milliseconds to seconds
+// for large segments; in the main file each merge held the one writer, so
+// a send could wait behind it. Apart, a merge holds up only the indexer.
+//
+// The index is derived data: it follows the messages through
+// IndexForSearch, and is rebuilt from nothing when its file is missing or
+// does not match the main file (a restored backup, which does not hold
+// it). The main file's search_deletes logs each deleted message for the
+// indexer (migration 0020); readers attach the index as the schema
+// "search", so that a search joins it to the messages.
+
+// SearchFile is where the search index of the SQLite database at path
+// lives: herald.db's is herald-search.db.
+func SearchFile(path string) string {
+	return strings.TrimSuffix(path, filepath.Ext(path)) + "-search.db"
+}
+
+// searchSchema creates the index's tables. search_state holds how far the
+// index got: every message up to position is in it, and every logged
+// delete up to applied has been applied. Deleting by rowid needs FTS5's
+// contentless_delete (tombstones); their cost is the indexer's, not the
+// writer's.
+const searchSchema = `
+CREATE TABLE IF NOT EXISTS search_state (
+    id       INTEGER PRIMARY KEY CHECK (id = 1),
+    position INTEGER NOT NULL,
+    applied  INTEGER NOT NULL
+);
+CREATE VIRTUAL TABLE IF NOT EXISTS messages_fts USING fts5(
+    title, body, readers, channel,
+    content = '', contentless_delete = 1,
+    tokenize = "unicode61 tokenchars '_'"
+);`
+
+// openSearch opens the index's file at path with one connection, creating
+// it and its tables if needed. Its commits are synchronous(full) whatever
+// the main file's setting: the indexer drops the log rows it has applied
+// from the main file once the index has committed them.
+func openSearch(ctx context.Context, path string, busy time.Duration) (*db, error) {
+	err := createPrivate(path)
+	if err != nil && !errors.Is(err, os.ErrExist) {
+		return nil, fmt.Errorf("store: create search index file: %w", err)
+	}
+	q := url.Values{}
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busy.Milliseconds()))
+	q.Add("_pragma", "synchronous(full)")
+	if err == nil {
+		// Only on a new file, where it takes effect (ReclaimSpace). On an
+		// existing one it would wait for the server's indexer to open, as
+		// the CLI does beside the server.
+		q.Add("_pragma", "auto_vacuum(incremental)")
+	}
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "journal_size_limit(67108864)")
+	d, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
+	if err != nil {
+		return nil, fmt.Errorf("store: open search index: %w", err)
+	}
+	search := &db{DB: d}
+	search.SetMaxOpenConns(1)
+	search.SetMaxIdleConns(1)
+	search.SetConnMaxIdleTime(0)
+	search.SetConnMaxLifetime(0)
+	if _, err := search.ExecContext(ctx, searchSchema); err != nil {
+		search.Close()
+		return nil, fmt.Errorf("store: create search index: %w", err)
+	}
+	return search, nil
+}
+
+// attachSearch opens each reader connection with the index attached as
+// the schema "search".
+type attachSearch struct {
+	driver.Connector
+	path string
+}
+
+func (c attachSearch) Connect(ctx context.Context) (driver.Conn, error) {
+	conn, err := c.Connector.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ex, ok := conn.(driver.ExecerContext)
+	if !ok {
+		conn.Close()
+		return nil, errors.New("store: the sqlite driver cannot execute on a connection")
+	}
+	if _, err := ex.ExecContext(ctx, "ATTACH DATABASE ? AS search", []driver.NamedValue{{Ordinal: 1, Value: c.path}}); err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("store: attach search index: %w", err)
+	}
+	return conn, nil
+}
+
+// newSearchReaders opens the reader pool of base (a DSN) with the index at
+// path attached.
+func newSearchReaders(base, path string) (*sql.DB, error) {
+	conn, err := sqlite.NewConnector(base)
+	if err != nil {
+		return nil, err
+	}
+	return sql.OpenDB(attachSearch{Connector: conn, path: path}), nil
+}
+
+// searchMark is how far the index got (search_state).
+type searchMark struct {
+	position int64 // every message up to this rowid is indexed
+	applied  int64 // every logged delete up to this seq is applied
+}
+
+// checkSearch starts the index again from nothing when it does not match
+// the main file: when it has no state yet (a new file), when it has applied
+// deletes the main file never logged, or when, with no delete pending, it
+// holds a message the main file does not. Both happen after a backup of the
+// main file replaced it, or after the main file lost commits that the
+// index had read. Search finds messages again as the indexer catches up.
+//
+// IndexForSearch calls it, once, before its first round: only the server
+// indexes, so the CLI beside it never takes the index's lock, and no other
+// indexer's round can pass between its reads.
+func (s *Store) checkSearch(ctx context.Context) error {
+	t, err := s.read.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return fmt.Errorf("store: check search index: %w", err)
+	}
+	defer t.Rollback()
+	// The index first, then the main file: the main file's snapshot is
+	// then the newer one.
+	mark, found, err := readSearchMark(t)
+	if err != nil {
+		return fmt.Errorf("store: check search index: %w", err)
+	}
+	var logged, last int64
+	var pending bool
+	if err := t.QueryRow(`SELECT COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'search_deletes'), 0),
+		COALESCE((SELECT MAX(rowid) FROM messages), 0),
+		EXISTS (SELECT 1 FROM search_deletes WHERE seq > ?)`, mark.applied).Scan(&logged, &last, &pending); err != nil {
+		return fmt.Errorf("store: check search index: %w", err)
+	}
+	if found && mark.applied <= logged && (pending || mark.position <= last) {
+		return nil
+	}
+	// Deletes up to logged concern messages that are gone from this
+	// snapshot, which the empty index does not hold.
+	reset, err := s.search.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("store: reset search index: %w", err)
+	}
+	defer reset.Rollback()
+	if _, err := reset.ExecContext(ctx, "INSERT INTO messages_fts (messages_fts) VALUES ('delete-all')"); err != nil {
+		return fmt.Errorf("store: reset search index: %w", err)
+	}
+	if _, err := reset.ExecContext(ctx, `INSERT INTO search_state (id, position, applied) VALUES (1, 0, ?)
+		ON CONFLICT (id) DO UPDATE SET position = 0, applied = excluded.applied`, logged); err != nil {
+		return fmt.Errorf("store: reset search index: %w", err)
+	}
+	if err := reset.Commit(); err != nil {
+		return fmt.Errorf("store: reset search index: %w", err)
+	}
+	return nil
+}
+
+// readSearchMark reads search_state through a reader transaction.
+func readSearchMark(t *tx) (searchMark, bool, error) {
+	var m searchMark
+	err := t.QueryRow("SELECT position, applied FROM search.search_state WHERE id = 1").Scan(&m.position, &m.applied)
+	if errors.Is(err, sql.ErrNoRows) {
+		return m, false, nil
+	}
+	return m, err == nil, err
+}
+
+// indexed is a message to add to the index, with the values it is indexed
+// with.
+type indexed struct {
+	position             int64
+	title, body, channel string
+	readers              sql.NullString // NULL: its channel is gone
+}
+
+// searchWork is what one IndexForSearch round does, read from one snapshot
+// of the main file.
+type searchWork struct {
+	deletes []int64   // positions to take out of the index
+	adds    []indexed // messages to add, oldest first
+	mark    searchMark
+	steps   int  // logged deletes read and messages added
+	prune   bool // applied log rows are left in the main file
+}
+
+// IndexForSearch brings the index up to date by up to n steps, each a
+// logged delete applied or a message added, and returns how many it took.
+// The server calls it shortly after sends and deletes, so search lags a
+// commit by a moment, not the send path by a tokenizer.
+func (s *Store) IndexForSearch(ctx context.Context, n int) (int, error) {
+	if s.pg {
+		return s.indexForSearchPG(ctx, n)
+	}
+	s.searchMu.Lock()
+	defer s.searchMu.Unlock()
+	if !s.searchChecked {
+		if err := s.checkSearch(ctx); err != nil {
+			return 0, err
+		}
+		s.searchChecked = true
+	}
+	w, err := s.searchWork(ctx, n)
+	if err != nil {
+		return 0, fmt.Errorf("store: index for search: %w", err)
+	}
+	if w.steps > 0 {
+		if err := s.applySearch(ctx, w); err != nil {
+			return 0, fmt.Errorf("store: index for search: %w", err)
+		}
+	}
+	if w.prune {
+		err := s.updateStatement(ctx, func(tx *writeTx) error {
+			_, err := tx.Exec("DELETE FROM search_deletes WHERE seq <= ?", w.mark.applied)
+			return err
+		})
+		if err != nil {
+			return 0, fmt.Errorf("store: index for search: drop applied deletes: %w", err)
+		}
+	}
+	return w.steps, nil
+}
+
+// searchWork reads the next round's work: the logged deletes after the
+// mark, replayed in order (a delete the index reached leaves it; when the
+// newest messages went, the mark steps back to the largest left, since
+// SQLite hands their rowids out again), then, once no delete is pending,
+// the messages after the mark.
+func (s *Store) searchWork(ctx context.Context, n int) (*searchWork, error) {
+	t, err := s.read.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, err
+	}
+	defer t.Rollback()
+	mark, found, err := readSearchMark(t)
+	if err != nil || !found {
+		if err == nil {
+			err = errors.New("the index has no state")
+		}
+		return nil, err
+	}
+	w := &searchWork{mark: mark}
+	var oldest sql.NullInt64
+	if err := t.QueryRow("SELECT MIN(seq) FROM search_deletes").Scan(&oldest); err != nil {
+		return nil, err
+	}
+	logged := 0
+	if oldest.Valid {
+		rows, err := t.Query("SELECT seq, position, last FROM search_deletes WHERE seq > ? ORDER BY seq LIMIT ?", mark.applied, n)
+		if err != nil {
+			return nil, err
+		}
+		for rows.Next() {
+			var seq, position, last int64
+			if err := rows.Scan(&seq, &position, &last); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			logged++
+			if position <= w.mark.position {
+				w.deletes = append(w.deletes, position)
+			}
+			w.mark.position = min(w.mark.position, last)
+			w.mark.applied = seq
+		}
+		if err := rows.Close(); err != nil {
+			return nil, err
+		}
+		w.prune = oldest.Int64 <= w.mark.applied
+	}
+	w.steps = logged
+	if logged == n {
+		return w, nil // more deletes may follow: messages after them
+	}
+	rows, err := t.Query(`SELECT m.rowid, m.title, m.body,
+			c.user_id || COALESCE((SELECT ' ' || group_concat(j.value, ' ') FROM json_each(m.approval, '$.approvers') j), ''),
+			m.channel_id
+		FROM messages m LEFT JOIN channels c ON c.id = m.channel_id
+		WHERE m.rowid > ? ORDER BY m.rowid LIMIT ?`, w.mark.position, n-logged)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var m indexed
+		if err := rows.Scan(&m.position, &m.title, &m.body, &m.readers, &m.channel); err != nil {
+			return nil, err
+		}
+		w.adds = append(w.adds, m)
+		w.mark.position = m.position
+		w.steps++
+	}
+	return w, rows.Err()
+}
+
+// applySearch writes a round's work to the index in one transaction.
+func (s *Store) applySearch(ctx context.Context, w *searchWork) error {
+	t, err := s.search.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer t.Rollback()
+	if len(w.deletes) > 0 {
+		del, err := t.PrepareContext(ctx, "DELETE FROM messages_fts WHERE rowid = ?")
+		if err != nil {
+			return err
+		}
+		defer del.Close()
+		for _, p := range w.deletes {
+			if _, err := del.ExecContext(ctx, p); err != nil {
+				return err
+			}
+		}
+	}
+	if len(w.adds) > 0 {
+		add, err := t.PrepareContext(ctx, "INSERT INTO messages_fts (rowid, title, body, readers, channel) VALUES (?, ?, ?, ?, ?)")
+		if err != nil {
+			return err
+		}
+		defer add.Close()
+		for _, m := range w.adds {
+			if !m.readers.Valid {
+				continue // a message without its channel is not searched
+			}
+			if _, err := add.ExecContext(ctx, m.position, m.title, m.body, m.readers.String, m.channel); err != nil {
+				return err
+			}
+		}
+	}
+	if _, err := t.ExecContext(ctx, "UPDATE search_state SET position = ?, applied = ? WHERE id = 1", w.mark.position, w.mark.applied); err != nil {
+		return err
+	}
+	return t.Commit()
+}
+
+// indexForSearchPG adds up to n messages not yet in PostgreSQL's index,
+// oldest first, in one write. A deleted message leaves that index in its
+// own transaction (a foreign key), so there is no log to apply.
+func (s *Store) indexForSearchPG(ctx context.Context, n int) (int, error) {
+	// A look on the reader first: most wake-ups find nothing new, and
+	// they need not queue a write for that.
+	var pending bool
+	if err := s.read.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM messages
+		WHERE rowid > (SELECT position FROM search_indexed WHERE id = 1))`).Scan(&pending); err != nil || !pending {
+		if err != nil {
+			return 0, fmt.Errorf("store: index for search: %w", err)
+		}
+		return 0, nil
+	}
+	var added int64
+	err := s.update(ctx, func(tx *writeTx) error {
+		var from int64
+		if err := tx.QueryRow("SELECT position FROM search_indexed WHERE id = 1").Scan(&from); err != nil {
+			return err
+		}
+		var to sql.NullInt64
+		if err := tx.QueryRow(`SELECT MAX(rowid) FROM (SELECT rowid FROM messages WHERE rowid > ? ORDER BY rowid LIMIT ?) AS next`,
+			from, n).Scan(&to); err != nil || !to.Valid {
+			return err
+		}
+		// herald_words (the PostgreSQL schema) splits as searchWordsPG does.
+		res, err := tx.Exec(`INSERT INTO messages_fts (rowid, words, readers, channel)
+			SELECT m.rowid, herald_words(m.title || ' ' || m.body),
+				ARRAY[c.user_id] || ARRAY(SELECT j.value FROM `+s.approvers("m")+` WHERE j.value IS NOT NULL),
+				m.channel_id
+			FROM messages m JOIN channels c ON c.id = m.channel_id
+			WHERE m.rowid > ? AND m.rowid <= ?
+			ON CONFLICT (rowid) DO NOTHING`, from, to.Int64)
+		if err != nil {
+			return err
+		}
+		if added, err = res.RowsAffected(); err != nil {
+			return err
+		}
+		_, err = tx.Exec("UPDATE search_indexed SET position = ? WHERE id = 1", to.Int64)
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("store: index for search: %w", err)
+	}
+	return int(added), nil
+}

@@ -1,0 +1,246 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// searchFixture is a SQLite store at path with one user and channel.
+type searchFixture struct {
+	path string
+	s    *Store
+	user *User
+	ch   *Channel
+}
+
+func newSearchFixture(t *testing.T, opts Options) *searchFixture {
+	t.Helper()
+	f := &searchFixture{path: filepath.Join(t.TempDir(), "herald.db")}
+	f.s = openFoundation(t, f.path, opts)
+	f.user = &User{Email: "ann@example.com", Plan: "free"}
+	if err := f.s.CreateUser(context.Background(), f.user); err != nil {
+		t.Fatal(err)
+	}
+	f.ch = &Channel{UserID: f.user.ID, Name: "alerts"}
+	if err := f.s.CreateChannel(context.Background(), f.ch); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+func (f *searchFixture) send(t *testing.T, ctx context.Context, n int, word string) []*Message {
+	t.Helper()
+	var out []*Message
+	for i := range n {
+		m := &Message{ChannelID: f.ch.ID, Title: fmt.Sprintf("%s %d", word, i), Priority: "normal"}
+		if err := f.s.CreateMessage(ctx, m); err != nil {
+			t.Fatalf("send %s %d: %v", word, i, err)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+func (f *searchFixture) indexAll(t *testing.T) {
+	t.Helper()
+	for {
+		n, err := f.s.IndexForSearch(context.Background(), 1000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n == 0 {
+			return
+		}
+	}
+}
+
+func (f *searchFixture) found(t *testing.T, word string) int {
+	t.Helper()
+	return len(pageAll(t, f.s, MessageQuery{UserID: f.user.ID, Search: word, Limit: 100}))
+}
+
+// expectFound checks how many messages a search for each word finds.
+func (f *searchFixture) expectFound(t *testing.T, when string, want map[string]int) {
+	t.Helper()
+	for word, n := range want {
+		if got := f.found(t, word); got != n {
+			t.Errorf("%s: %d %q messages found, want %d", when, got, word, n)
+		}
+	}
+}
+
+func (f *searchFixture) reopen(t *testing.T, change func()) {
+	t.Helper()
+	if err := f.s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	change()
+	f.s = openFoundation(t, f.path, Options{})
+}
+
+// removeDB removes a SQLite database file and its WAL files.
+func removeDB(t *testing.T, path string) {
+	t.Helper()
+	for _, p := range []string{path, path + "-wal", path + "-shm"} {
+		if err := os.Remove(p); err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+	}
+}
+
+// The search index is derived from the main file, which a backup holds
+// without it: restored over a newer index, or with the index's file gone,
+// the index starts again rather than answer for messages that are not
+// there, or miss the ones that are.
+func TestSearchIndexStartsAgainWhenItDoesNotMatch(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newSearchFixture(t, Options{})
+	// Readable by its owner only, like herald.db: it holds every title
+	// and body's words.
+	if fi, err := os.Stat(SearchFile(f.path)); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("the search index's file: %v, %v; want mode 0600", fi, err)
+	}
+	f.send(t, ctx, 20, "backup")
+	f.indexAll(t)
+	backup := filepath.Join(t.TempDir(), "backup.db")
+	if err := f.s.Backup(ctx, backup); err != nil {
+		t.Fatal(err)
+	}
+	f.send(t, ctx, 20, "later")
+	f.indexAll(t)
+	if got := f.found(t, "later"); got != 20 {
+		t.Fatalf("before the restore: %d later messages found, want 20", got)
+	}
+
+	// The restored file's messages end where the index's do not; new
+	// messages take the places of the ones the backup never had.
+	f.reopen(t, func() {
+		removeDB(t, f.path)
+		b, err := os.ReadFile(backup)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(f.path, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	})
+	f.send(t, ctx, 5, "fresh")
+	f.indexAll(t)
+	f.expectFound(t, "after a restore", map[string]int{"backup": 20, "later": 0, "fresh": 5})
+
+	// The index's file gone.
+	f.reopen(t, func() { removeDB(t, SearchFile(f.path)) })
+	if got := f.found(t, "backup"); got != 0 {
+		t.Fatalf("a new index finds %d messages before it is built", got)
+	}
+	f.indexAll(t)
+	f.expectFound(t, "after the index's file went", map[string]int{"backup": 20, "fresh": 5})
+
+	// An index that matches is kept: reopening does not start it again.
+	f.reopen(t, func() {})
+	if n, err := f.s.IndexForSearch(ctx, 1000); err != nil || n != 0 {
+		t.Fatalf("IndexForSearch after a plain restart = %d, %v; want nothing to do", n, err)
+	}
+}
+
+// Deletes reach the index through a log in the main file, which the
+// indexer empties as it applies it.
+func TestSearchDeleteLogIsApplied(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newSearchFixture(t, Options{})
+	sent := f.send(t, ctx, 30, "zebra")
+	f.indexAll(t)
+	for _, m := range sent[:10] {
+		if err := f.s.DeleteMessage(ctx, f.user.ID, m.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	logged := func() (n int) {
+		t.Helper()
+		if err := f.s.read.QueryRowContext(ctx, "SELECT count(*) FROM search_deletes").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if got := logged(); got != 10 {
+		t.Fatalf("%d deletes logged, want 10", got)
+	}
+	// Deleted messages are not found, even before the index learns of it.
+	if got := f.found(t, "zebra"); got != 20 {
+		t.Fatalf("%d zebra messages found, want 20", got)
+	}
+	f.indexAll(t)
+	if got := logged(); got != 0 {
+		t.Fatalf("%d deletes left in the log after indexing", got)
+	}
+	var entries int
+	if err := f.s.search.QueryRowContext(ctx, `SELECT count(*) FROM messages_fts WHERE messages_fts MATCH '"zebra"'`).Scan(&entries); err != nil {
+		t.Fatal(err)
+	}
+	if entries != 20 {
+		t.Fatalf("the index holds %d zebra entries, want 20", entries)
+	}
+}
+
+// The index has its own file and writer: while its write lock is held (as
+// a long merge of its segments holds it), sends, deletes, sweeps and
+// searches go on, and the indexer catches up once the lock is free.
+func TestSearchIndexNeverHoldsTheWriter(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newSearchFixture(t, Options{BusyTimeout: 200 * time.Millisecond})
+	old := f.send(t, ctx, 10, "old")
+	f.indexAll(t)
+
+	other, err := sql.Open("sqlite", "file:"+SearchFile(f.path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	other.SetMaxOpenConns(1)
+	conn, err := other.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		t.Fatal(err)
+	}
+
+	bounded, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	f.send(t, bounded, 10, "new")
+	if err := f.s.DeleteMessage(bounded, f.user.ID, old[0].ID); err != nil {
+		t.Fatalf("delete while the index is locked: %v", err)
+	}
+	if n, err := f.s.DeleteMessagesBefore(bounded, time.Now().Add(time.Hour)); err != nil || n != 19 {
+		t.Fatalf("retention sweep while the index is locked = %d, %v; want 19", n, err)
+	}
+	if got := f.found(t, "old"); got != 0 {
+		t.Fatalf("search while the index is locked: %d deleted messages found", got)
+	}
+	if _, err := f.s.IndexForSearch(ctx, 1000); err == nil {
+		t.Fatal("IndexForSearch wrote to a locked index")
+	}
+
+	if _, err := conn.ExecContext(ctx, "ROLLBACK"); err != nil {
+		t.Fatal(err)
+	}
+	f.send(t, ctx, 3, "newest")
+	f.indexAll(t)
+	f.expectFound(t, "after the lock", map[string]int{"old": 0, "new": 0, "newest": 3})
+	var entries int
+	if err := f.s.search.QueryRowContext(ctx, `SELECT count(*) FROM messages_fts WHERE messages_fts MATCH '"old" OR "new"'`).Scan(&entries); err != nil {
+		t.Fatal(err)
+	}
+	if entries != 0 {
+		t.Fatalf("the index holds %d entries of swept messages", entries)
+	}
+}
