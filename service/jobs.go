@@ -108,6 +108,7 @@ func (s *Service) runIndexer(ctx context.Context) {
 	timer := time.NewTimer(time.Hour)
 	for {
 		for {
+			start := time.Now()
 			n, err := s.st.IndexForSearch(ctx, indexBatch)
 			if err != nil {
 				if ctx.Err() == nil {
@@ -117,6 +118,12 @@ func (s *Service) runIndexer(ctx context.Context) {
 			}
 			if n < indexBatch {
 				break
+			}
+			// A backlog (a sweep's deletes, an upgrade's rebuild) is
+			// worked through at half speed, so that it leaves the sends
+			// their share of the machine's cores.
+			if _, live := schedule.Sleep(ctx, timer, time.Since(start), nil); !live {
+				return
 			}
 		}
 		if _, live := schedule.Sleep(ctx, timer, time.Hour, wake); !live {

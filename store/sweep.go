@@ -11,13 +11,17 @@ import (
 // one long transaction (which would also grow the WAL without bound). A
 // batch's size adapts so that its statement runs about sweepTarget, and
 // the sweep rests sweepRest times as long before the next one, so it takes
-// about a quarter of the writer's time. Measured on a 2-core machine with
+// about a fifth of the writer's time. Measured on a 2-core machine with
 // 8 senders and a 100,000-message backlog: 1 ms and 3x kept the senders'
 // p99 within 2x of no sweep (3.4 ms against 1.6-2.0), where 2 ms and 1x
-// gave 8 ms; the backlog drains at about 6,600 messages a second.
+// gave 8 ms. Once the search index had a file of its own, deleting a
+// message cost less, the batches grew, and with 3x the senders' p99 during
+// the sweep of a 1-million-message backlog was 2.0-2.2x (bench/growth); 4x
+// brought it to 1.8-2.0x, the backlog draining at about 10,000 messages a
+// second.
 const (
 	sweepTarget   = time.Millisecond
-	sweepRest     = 3 // times the batch's own time
+	sweepRest     = 4 // times the batch's own time
 	sweepMinBatch = 16
 	sweepMaxBatch = 4096
 	sweepFirst    = 256
