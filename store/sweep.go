@@ -10,18 +10,19 @@ import (
 // that sends interleave with a large backlog instead of queueing behind
 // one long transaction (which would also grow the WAL without bound). A
 // batch's size adapts so that its statement runs about sweepTarget, and
-// the sweep rests sweepRest times as long before the next one, so it takes
-// about a fifth of the writer's time. Measured on a 2-core machine with
-// 8 senders and a 100,000-message backlog: 1 ms and 3x kept the senders'
-// p99 within 2x of no sweep (3.4 ms against 1.6-2.0), where 2 ms and 1x
-// gave 8 ms. Once the search index had a file of its own, deleting a
-// message cost less, the batches grew, and with 3x the senders' p99 during
-// the sweep of a 1-million-message backlog was 2.0-2.2x (bench/growth); 4x
-// brought it to 1.8-2.0x, the backlog draining at about 10,000 messages a
-// second.
+// the sweep rests sweepRest times as long as the whole write took (queue
+// and commit included) before the next one, so it takes about a quarter of
+// the writer's time, less when sends keep the writer busy. Measured on a
+// 2-core machine with 8 senders and a 100,000-message backlog: 1 ms and 3x
+// kept the senders' p99 within 2x of no sweep (3.4 ms against 1.6-2.0),
+// where 2 ms and 1x gave 8 ms. Resting after the statement's time alone
+// was enough while each deleted message also left the search index in
+// the same write; without that (search.go) the batches held more rows,
+// their commits took longer, and the senders' p99 during the sweep of a
+// 1-million-message backlog rose to 2.0-2.2x (bench/growth).
 const (
 	sweepTarget   = time.Millisecond
-	sweepRest     = 4 // times the batch's own time
+	sweepRest     = 3 // times the batch's own write
 	sweepMinBatch = 16
 	sweepMaxBatch = 4096
 	sweepFirst    = 256
@@ -77,6 +78,7 @@ func (s *Store) sweepBatches(ctx context.Context, op, q string, args ...any) (in
 	for {
 		var n int64
 		var took time.Duration
+		write := time.Now()
 		err := s.update(ctx, func(tx *writeTx) error {
 			start := time.Now()
 			res, err := tx.Exec(q, append(args, size)...)
@@ -100,7 +102,10 @@ func (s *Store) sweepBatches(ctx context.Context, op, q string, args ...any) (in
 		case took > sweepTarget*2 && size > sweepMinBatch:
 			size /= 2
 		}
-		rest.Reset(took * sweepRest)
+		// The rest follows the whole write, commit included: a batch of
+		// cheap rows still dirties many pages, and its commit is the
+		// sends' wait too.
+		rest.Reset(time.Since(write) * sweepRest)
 		select {
 		case <-ctx.Done():
 			return total, fmt.Errorf("store: %s: %w", op, ctx.Err())

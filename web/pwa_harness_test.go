@@ -219,6 +219,27 @@ func (b *browser) deliverPush(reg serviceworker.RegistrationID, payload []byte) 
 		serviceworker.DeliverPushMessageParams{Origin: b.e.base, RegistrationID: reg, Data: string(payload)})
 }
 
+// pushNotification delivers payload as a push and waits for the
+// notification tag with text that the service worker shows for it.
+// DevTools answers deliverPushMessage before the worker has the event, and
+// once in a full CI run no notification followed (the test alone passed
+// every time); a push that shows nothing within pushRetry is delivered once
+// more. The worker shows a push by its tag, so a second
+// delivery replaces the first notification rather than adding one.
+func (b *browser) pushNotification(reg serviceworker.RegistrationID, payload []byte, tag, text string) shownNotification {
+	b.t.Helper()
+	const pushRetry = 5 * time.Second
+	b.deliverPush(reg, payload)
+	for deadline := time.Now().Add(pushRetry); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if ns := b.notifications(tag); len(ns) == 1 && strings.Contains(ns[0].Body, text) {
+			return ns[0]
+		}
+	}
+	b.t.Logf("no notification %s %v after the push: delivering it again", tag, pushRetry)
+	b.deliverPush(reg, payload)
+	return b.waitNotification(tag, text)
+}
+
 // inWorker evaluates a promise-valued expression in the service worker.
 // chromedp attaches to the worker's target like to an iframe's.
 func inWorker[T any](b *browser, expr string) T {

@@ -166,9 +166,8 @@ func TestPWANotifications(t *testing.T) {
 			{"type": "button", "key": "wait", "label": "Wait"}}})
 	payload := p.waitPayload("/push/ada", "message", msg)
 	reg := b.registrationID()
-	b.deliverPush(reg, payload)
 	tag := "herald-" + msg
-	n := b.waitNotification(tag, "Latency is up 300%")
+	n := b.pushNotification(reg, payload, tag, "Latency is up 300%")
 	if n.Title != "Restart the web tier?" || n.Body != "Deploys\nLatency is up 300%" || !n.RequireInteraction || n.Silent || !n.Renotify ||
 		n.Icon != e.base+"/icons/icon-192.png" || n.Badge != e.base+"/icons/badge-96.png" {
 		t.Errorf("notification = %+v", n)
@@ -197,8 +196,7 @@ func TestPWANotifications(t *testing.T) {
 	// notification, buttons gone.
 	other := e.send(webhook, map[string]any{"title": "Rotate the keys?", "priority": "low",
 		"actions": []map[string]any{{"type": "button", "key": "rotate", "label": "Rotate"}}})
-	b.deliverPush(reg, p.waitPayload("/push/ada", "message", other))
-	if n := b.waitNotification("herald-"+other, "Deploys"); !n.Silent || n.RequireInteraction || len(n.Actions) != 1 {
+	if n := b.pushNotification(reg, p.waitPayload("/push/ada", "message", other), "herald-"+other, "Deploys"); !n.Silent || n.RequireInteraction || len(n.Actions) != 1 {
 		t.Errorf("low priority notification = %+v, want silent with one button", n)
 	}
 	if status, body := e.api(http.MethodPost, "/v1/messages/"+other+"/respond", tok, map[string]string{"action": "rotate"}); status != http.StatusOK {
@@ -210,8 +208,7 @@ func TestPWANotifications(t *testing.T) {
 	if u["tag"] != "herald-"+other || u["status"] != "answered" || u["answer"] != nil {
 		t.Fatalf("push after the API's answer = %s, want the update of %s", update, other)
 	}
-	b.deliverPush(reg, update)
-	if n := b.waitNotification("herald-"+other, "Answered elsewhere."); len(n.Actions) != 0 {
+	if n := b.pushNotification(reg, update, "herald-"+other, "Answered elsewhere."); len(n.Actions) != 0 {
 		t.Errorf("notification after the update = %+v, want no buttons", n)
 	}
 
