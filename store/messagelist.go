@@ -156,8 +156,9 @@ func (s *Store) searchWalks(q MessageQuery, conds []stateCond) ([]walk, error) {
 			OR EXISTS (SELECT 1 FROM message_approvers a WHERE a.message_id = m.id AND a.user_id = ?))`
 		args = append(args, q.UserID, q.UserID)
 	}
-	walks := searchWalk("search.messages_fts", where, args, q, anyOf(conds))
-	if anyOf(conds).sql == "" && (q.Approver == "" || q.ChannelID != "") {
+	c := anyOf(conds)
+	walks := searchWalk("search.messages_fts", where, args, q, c)
+	if c.sql == "" && (q.Approver == "" || q.ChannelID != "") {
 		// Without a filter the index alone counts the matches, up to
 		// TotalCap, as cheaply as it finds them; only the page's messages
 		// are checked. Such a total may include, for a moment, a message

@@ -267,35 +267,33 @@ func (s *Store) searchWork(ctx context.Context, n int) (*searchWork, error) {
 	if err := t.QueryRow("SELECT MIN(seq) FROM search_deletes").Scan(&oldest); err != nil {
 		return nil, err
 	}
-	logged := 0
-	if oldest.Valid {
-		rows, err := t.Query("SELECT seq, position, last FROM search_deletes WHERE seq > ? ORDER BY seq LIMIT ?", mark.applied, n)
-		if err != nil {
-			return nil, err
-		}
-		for rows.Next() {
-			var seq, position, last int64
-			if err := rows.Scan(&seq, &position, &last); err != nil {
-				rows.Close()
-				return nil, err
-			}
-			logged++
-			if position <= w.mark.position {
-				w.deletes = append(w.deletes, position)
-			}
-			w.mark.position = min(w.mark.position, last)
-			w.mark.applied = seq
-		}
-		if err := rows.Close(); err != nil {
-			return nil, err
-		}
-		w.prune = oldest.Int64 <= w.mark.applied
+	rows, err := t.Query("SELECT seq, position, last FROM search_deletes WHERE seq > ? ORDER BY seq LIMIT ?", mark.applied, n)
+	if err != nil {
+		return nil, err
 	}
+	logged := 0
+	for rows.Next() {
+		var seq, position, last int64
+		if err := rows.Scan(&seq, &position, &last); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		logged++
+		if position <= w.mark.position {
+			w.deletes = append(w.deletes, position)
+		}
+		w.mark.position = min(w.mark.position, last)
+		w.mark.applied = seq
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	w.prune = oldest.Valid && oldest.Int64 <= w.mark.applied
 	w.steps = logged
 	if logged == n {
 		return w, nil // more deletes may follow: messages after them
 	}
-	rows, err := t.Query(`SELECT m.rowid, m.title, m.body,
+	rows, err = t.Query(`SELECT m.rowid, m.title, m.body,
 			c.user_id || COALESCE((SELECT ' ' || group_concat(j.value, ' ') FROM json_each(m.approval, '$.approvers') j), ''),
 			m.channel_id
 		FROM messages m LEFT JOIN channels c ON c.id = m.channel_id
