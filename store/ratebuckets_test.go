@@ -5,6 +5,7 @@ import (
 	"errors"
 	"path/filepath"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -91,4 +92,100 @@ func TestRateBucketsSQLite(t *testing.T) {
 	if n, err := s.SweepRateBuckets(context.Background()); n != 0 || err != nil {
 		t.Errorf("SweepRateBuckets on SQLite = %d, %v", n, err)
 	}
+}
+
+// TestRateTakesGrouped: takes that arrive together share a statement, and
+// each gets the answer one take at a time would have given it. Two
+// replicas, 200 takes at once of a bucket of 50: exactly 50 get a token,
+// and the tokens they report left are 49 down to 0, each once.
+func TestRateTakesGrouped(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dsn := pgtest.NewDatabase(t)
+	clk := &foundationClock{t: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)}
+	stores := []*Store{openFoundation(t, dsn, Options{Now: clk.Now}), openFoundation(t, dsn, Options{Now: clk.Now})}
+
+	type answer struct {
+		tokens float64
+		ok     bool
+		err    error
+	}
+	answers := make(chan answer, 200)
+	var wg sync.WaitGroup
+	for i := range 200 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			tokens, ok, err := stores[i%2].TakeRateToken(ctx, "send|ch_g", 50)
+			answers <- answer{tokens, ok, err}
+		}()
+	}
+	wg.Wait()
+	close(answers)
+	var left []float64
+	refused := 0
+	for a := range answers {
+		switch {
+		case a.err != nil:
+			t.Fatal(a.err)
+		case a.ok:
+			left = append(left, a.tokens)
+		default:
+			refused++
+			if a.tokens != 0 {
+				t.Errorf("a refused take reports %v tokens left, want 0", a.tokens)
+			}
+		}
+	}
+	slices.Sort(left)
+	want := make([]float64, 50)
+	for i := range want {
+		want[i] = float64(i)
+	}
+	if !slices.Equal(left, want) || refused != 150 {
+		t.Errorf("200 takes of 50 tokens: %d refused, the others left %v; want 150 refused and 0..49 once each", refused, left)
+	}
+}
+
+// TestRateTakesSizeChange: one statement updates a bucket once, so takes
+// of one key with a second size (its plan changed) wait for the next
+// statement, and so do that key's takes after them, to keep their order.
+func TestRateTakesSizeChange(t *testing.T) {
+	t.Parallel()
+	dsn := pgtest.NewDatabase(t)
+	clk := &foundationClock{t: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)}
+	s := openFoundation(t, dsn, Options{Now: clk.Now})
+
+	take := func(key string, perMinute int) *takeReq {
+		return &takeReq{key: key, perMinute: perMinute, done: make(chan takeResult, 1)}
+	}
+	reqs := []*takeReq{take("a", 5), take("a", 5), take("b", 3), take("a", 10), take("a", 5)}
+	check := func(r *takeReq, tokens float64, ok bool) {
+		t.Helper()
+		select {
+		case got := <-r.done:
+			if got.err != nil || got.tokens != tokens || got.ok != ok {
+				t.Errorf("take of %s/%d: %+v; want %v tokens, ok %v", r.key, r.perMinute, got, tokens, ok)
+			}
+		default:
+			t.Errorf("take of %s/%d: no answer", r.key, r.perMinute)
+		}
+	}
+	later := s.runTakes(reqs)
+	if !slices.Equal(later, reqs[3:]) {
+		t.Fatalf("left for later: %d takes, want the last 2", len(later))
+	}
+	check(reqs[0], 4, true)
+	check(reqs[1], 3, true)
+	check(reqs[2], 2, true)
+	// 3 left of 5; at 10 a minute the 2 used still count: 8, then 7.
+	if later = s.runTakes(later); !slices.Equal(later, reqs[4:]) {
+		t.Fatalf("left for later: %d takes, want the last one", len(later))
+	}
+	check(reqs[3], 7, true)
+	// Back to 5 with 3 used: 2, then 1.
+	if later = s.runTakes(later); len(later) != 0 {
+		t.Fatalf("left for later: %d takes, want none", len(later))
+	}
+	check(reqs[4], 1, true)
 }

@@ -80,6 +80,8 @@ type Store struct {
 	listenStarted   chan struct{} // closed once the first LISTEN is in place
 	listenOnceReady sync.Once
 	limits          *db // the shared rate limits' connections (ratebuckets.go)
+	takes           chan *takeReq
+	taking          chan struct{} // closed when takeLoop has returned
 }
 
 // Open opens the database dsn names, creating it if needed, applies pending
@@ -120,6 +122,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	}
 	go s.writer()
 	if s.pg {
+		go s.takeLoop()
 		go s.listenLoop()
 		select {
 		case <-s.listenStarted:
@@ -139,6 +142,8 @@ func newStore(write, read *db, opts Options) *Store {
 		stopped:       make(chan struct{}),
 		listening:     make(chan struct{}),
 		listenStarted: make(chan struct{}),
+		takes:         make(chan *takeReq, maxTakes),
+		taking:        make(chan struct{}),
 	}
 }
 
@@ -224,6 +229,7 @@ func openSQLite(ctx context.Context, path string, opts Options) (*Store, error) 
 	s.search = search
 	s.rollbacks = rollbacks
 	close(s.listening)
+	close(s.taking)
 	return s, nil
 }
 
@@ -260,6 +266,7 @@ func (s *Store) Close() error {
 	}
 	<-s.stopped
 	<-s.listening
+	<-s.taking
 	s.closeStmts()
 	return s.closeDBs()
 }
