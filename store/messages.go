@@ -112,22 +112,24 @@ func (s *Store) CreateMessage(ctx context.Context, m *Message) error {
 		m.ApprovalDeadline = &d
 		deadline = ms(d)
 	}
-	err := s.updateStatement(ctx, func(tx *writeTx) error {
+	args := []any{m.ID, m.ChannelID, m.Title, m.Body, m.Priority, string(m.Actions), m.CallbackURL, m.Muted,
+		approvalJSON(m.Approval), m.State, ms(m.CreatedAt), deadline}
+	marks := []string{TopicEvents}
+	if deadline != nil {
+		marks = append(marks, TopicApprovals)
+	}
+	if !m.Muted {
+		marks = append(marks, TopicPush) // the pusher checks cheaply whether a job is due
+	}
+	err := s.insertRow(ctx, &rowWrite{ins: insertMessages, args: args, marks: marks}, func(tx *writeTx) error {
 		// One statement: the messages_created trigger records the stream
 		// event and queues the push job (migration 0007).
-		_, err := tx.ExecStmt(s.st.insertMessage,
-			m.ID, m.ChannelID, m.Title, m.Body, m.Priority, string(m.Actions), m.CallbackURL, m.Muted,
-			approvalJSON(m.Approval), m.State, ms(m.CreatedAt), deadline)
-		if err != nil {
+		if _, err := tx.ExecStmt(s.st.insertMessage, args...); err != nil {
 			return err
 		}
-		if deadline != nil {
-			s.wake.mark(TopicApprovals)
+		for _, t := range marks {
+			s.wake.mark(t)
 		}
-		if !m.Muted {
-			s.wake.mark(TopicPush) // the pusher checks cheaply whether a job is due
-		}
-		s.wake.mark(TopicEvents)
 		return nil
 	})
 	if isForeignKey(err) {

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime"
-	"strconv"
 	"strings"
 	"time"
 
@@ -182,41 +181,6 @@ func (s *Store) notifyMarked(t *tx) error {
 		return fmt.Errorf("store: notify %v: %w", topics, err)
 	}
 	return nil
-}
-
-// pgRunner is runner on PostgreSQL, where a failed statement aborts the
-// whole transaction until it is rolled back to a savepoint: every write
-// gets one. Round trips to the database are what a batch waits on, so:
-//   - a savepoint is never released: the next write's shadows it, and the
-//     commit ends them all. Each has a name of its own (w1, w2, ...), so a
-//     rollback can only ever reach its own write's;
-//   - a single-statement write opens its savepoint in the same round trip
-//     as its statement (writeTx.execOpening).
-func (s *Store) pgRunner(tx *writeTx) func(req *writeReq, errp *error) error {
-	ctx := context.Background()
-	n := 0
-	return func(req *writeReq, errp *error) error {
-		if err := req.ctx.Err(); err != nil {
-			*errp = err
-			return nil
-		}
-		n++
-		name := "w" + strconv.Itoa(n)
-		if req.single {
-			tx.opening = name
-		} else if _, err := tx.tx.ExecContext(ctx, "SAVEPOINT "+name, pgx.QueryExecModeSimpleProtocol); err != nil {
-			return fmt.Errorf("store: savepoint: %w", err)
-		}
-		*errp = req.fn(tx)
-		opened := tx.opening == ""
-		tx.opening = ""
-		if *errp != nil && opened {
-			if _, err := tx.tx.ExecContext(ctx, "ROLLBACK TO "+name, pgx.QueryExecModeSimpleProtocol); err != nil {
-				return fmt.Errorf("store: rollback to savepoint: %w", err)
-			}
-		}
-		return nil
-	}
 }
 
 // execOpening runs q after opening the savepoint t.opening, in one round

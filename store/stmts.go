@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // stmts are the hot path's statements, prepared once. Parsing SQL costs
@@ -49,10 +50,16 @@ func (s *Store) prepare(ctx context.Context) error {
 	return nil
 }
 
-// insertMessageSQL stores a message (CreateMessage).
+// insertMessageSQL stores a message (CreateMessage), and on PostgreSQL
+// insertMessages stores several (pgrows.go).
 const insertMessageSQL = `INSERT INTO messages
-	(id, channel_id, title, body, priority, actions, callback_url, muted, approval, state, created_at, approval_deadline)
+	(` + messageInsertCols + `)
 	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+
+const messageInsertCols = "id, channel_id, title, body, priority, actions, callback_url, muted, approval, state, created_at, approval_deadline"
+
+var insertMessages = newRowsInsert("messages", strings.Split(messageInsertCols, ", "),
+	map[string]string{"muted": "BIGINT", "created_at": "BIGINT", "approval_deadline": "BIGINT"})
 
 // dueAt is when a queued job may next be claimed: its next attempt, or the
 // end of a lease on it, whichever is later.

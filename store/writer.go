@@ -24,7 +24,7 @@ var errRolledBack = errors.New("store: the database rolled the transaction back"
 type writeTx struct {
 	tx *tx
 	// PostgreSQL: a savepoint the next Exec opens in the same round trip
-	// (see pgRunner), and the SQL of the statements ExecStmt may get.
+	// (see pgBatch.runOne), and the SQL of the statements ExecStmt may get.
 	opening string
 	texts   map[*sql.Stmt]string
 }
@@ -79,6 +79,9 @@ type writeReq struct {
 	// single: fn runs exactly one statement, which SQLite already makes
 	// atomic, so it needs no savepoint of its own.
 	single bool
+	// row: on PostgreSQL, the write is this one row, inserted with the
+	// rows of the writes around it (pgrows.go); fn inserts it alone.
+	row *rowWrite
 }
 
 // update runs fn in a write transaction and returns once that transaction has
@@ -98,6 +101,13 @@ func (s *Store) update(ctx context.Context, fn func(tx *writeTx) error) error {
 // failed statement changes nothing, so no savepoint is needed.
 func (s *Store) updateStatement(ctx context.Context, fn func(tx *writeTx) error) error {
 	return s.submit(&writeReq{ctx: ctx, fn: fn, done: make(chan error, 1), single: true})
+}
+
+// insertRow is updateStatement for a write that inserts one row: fn
+// inserts it alone, and on PostgreSQL the writer may instead insert it
+// with others, as row says (pgrows.go).
+func (s *Store) insertRow(ctx context.Context, row *rowWrite, fn func(tx *writeTx) error) error {
+	return s.submit(&writeReq{ctx: ctx, fn: fn, done: make(chan error, 1), single: true, row: row})
 }
 
 func (s *Store) submit(req *writeReq) error {
@@ -160,8 +170,10 @@ const maxLinger = time.Millisecond
 // their start, ~17.0k growing, ~17.8k growing with the wait (300 µs to 2 ms
 // all gave about the same). A lone client never waits: its target is 1.
 func (s *Store) runBatch(first *writeReq, target int) int {
-	reqs := []*writeReq{first}
-	errs := []error{nil}
+	// Room for the whole batch: a write's error is set through a pointer
+	// into errs, also after later writes are added (pgrows.go).
+	reqs := append(make([]*writeReq, 0, maxBatch), first)
+	errs := append(make([]error, 0, maxBatch), nil)
 	fail := func(err error) int {
 		clear(s.wake.marked)
 		report(reqs, errs, err)
@@ -180,7 +192,7 @@ func (s *Store) runBatch(first *writeReq, target int) int {
 			return fail(fmt.Errorf("store: writer lock: %w", err))
 		}
 	}
-	run := s.runner(&writeTx{tx: sqlTx, texts: s.st.texts})
+	run, flush := s.runner(&writeTx{tx: sqlTx, texts: s.st.texts})
 	if err := run(first, &errs[0]); err != nil {
 		return fail(err)
 	}
@@ -215,6 +227,9 @@ func (s *Store) runBatch(first *writeReq, target int) int {
 			return fail(err)
 		}
 	}
+	if err := flush(); err != nil {
+		return fail(err)
+	}
 	if s.pg {
 		if err := s.notifyMarked(sqlTx); err != nil {
 			return fail(err)
@@ -245,9 +260,12 @@ func report(reqs []*writeReq, errs []error, batchErr error) {
 // its own caller (*errp). A non-nil return is an error of the transaction
 // itself, which fails the whole batch: also when the write's error made
 // SQLite roll the transaction back, so that no later write runs outside it.
-func (s *Store) runner(tx *writeTx) func(req *writeReq, errp *error) error {
+// flush runs what run kept for later (PostgreSQL's rows, pgrows.go); the
+// batch calls it before its commit.
+func (s *Store) runner(tx *writeTx) (run func(req *writeReq, errp *error) error, flush func() error) {
 	if s.pg {
-		return s.pgRunner(tx)
+		b := &pgBatch{s: s, tx: tx}
+		return b.run, b.insertRows
 	}
 	ctx := context.Background()
 	savepoint, release, rollbackTo := tx.tx.Stmt(s.st.savepoint), tx.tx.Stmt(s.st.release), tx.tx.Stmt(s.st.rollbackTo)
@@ -277,7 +295,7 @@ func (s *Store) runner(tx *writeTx) func(req *writeReq, errp *error) error {
 			return fmt.Errorf("store: release savepoint: %w", err)
 		}
 		return nil
-	}
+	}, func() error { return nil }
 }
 
 // checkRolledBack returns an error for the batch if SQLite has rolled its
