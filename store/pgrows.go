@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -56,11 +57,31 @@ type rowWrite struct {
 }
 
 // pgBatch runs the writes of one writer transaction on PostgreSQL.
+//
+// Round trips to the database are what a batch waits on, and it holds the
+// lock every replica's writes wait for (postgres.go) meanwhile. So what a
+// batch needs besides its writes goes with them: the writer lock with its
+// first savepoint, the NOTIFY of its rows' topics with the savepoint of
+// their statement. A batch of sends alone takes four round trips: BEGIN;
+// the lock, NOTIFY and savepoint; the INSERT; COMMIT.
 type pgBatch struct {
-	s    *Store
-	tx   *writeTx
-	n    int // savepoints so far, for their names
-	rows []pendingRow
+	s        *Store
+	tx       *writeTx
+	n        int  // savepoints so far, for their names
+	locked   bool // the writer lock is taken, or asked for by tx.opening
+	rows     []pendingRow
+	notified map[string]bool // topics whose NOTIFY is queued
+}
+
+// lead is what the batch's next round trip runs before its own SQL: the
+// writer lock, if no earlier one took it. Every read and write of the
+// batch comes after it, so each sees what every replica committed before.
+func (b *pgBatch) lead() string {
+	if b.locked {
+		return ""
+	}
+	b.locked = true
+	return "SELECT pg_advisory_xact_lock(" + strconv.FormatInt(writerLockKey, 10) + "); "
 }
 
 type pendingRow struct {
@@ -98,14 +119,18 @@ func (b *pgBatch) runOne(req *writeReq, errp *error) error {
 		*errp = err
 		return nil
 	}
+	lead := b.lead()
 	name := b.savepoint()
 	if req.single {
-		b.tx.opening = name
-	} else if _, err := b.tx.tx.ExecContext(context.Background(), "SAVEPOINT "+name, pgx.QueryExecModeSimpleProtocol); err != nil {
+		b.tx.opening = lead + "SAVEPOINT " + name
+	} else if _, err := b.tx.tx.ExecContext(context.Background(), lead+"SAVEPOINT "+name, pgx.QueryExecModeSimpleProtocol); err != nil {
 		return fmt.Errorf("store: savepoint: %w", err)
 	}
 	*errp = req.fn(b.tx)
 	opened := b.tx.opening == ""
+	if !opened && lead != "" {
+		b.locked = false // the write ran no statement: the next one locks
+	}
 	b.tx.opening = ""
 	if *errp != nil && opened {
 		if _, err := b.tx.tx.ExecContext(context.Background(), "ROLLBACK TO "+name, pgx.QueryExecModeSimpleProtocol); err != nil {
@@ -157,10 +182,26 @@ func (b *pgBatch) insertRows() error {
 		columns[c] = col
 	}
 	ctx := context.Background()
+	// The NOTIFY goes before the savepoint, which a failed statement is
+	// rolled back to: should it fail, each row's write wakes the same
+	// topics anyway when it goes again, or wakes a worker for nothing.
+	var topics []string
+	for _, r := range live {
+		for _, t := range r.req.row.marks {
+			if !b.notified[t] && !slices.Contains(topics, t) {
+				topics = append(topics, t)
+			}
+		}
+	}
+	lead := b.lead()
+	if len(topics) > 0 {
+		lead += notifySQL(topics)
+	}
 	name := b.savepoint()
-	if _, err := b.tx.tx.ExecContext(ctx, "SAVEPOINT "+name, pgx.QueryExecModeSimpleProtocol); err != nil {
+	if _, err := b.tx.tx.ExecContext(ctx, lead+"SAVEPOINT "+name, pgx.QueryExecModeSimpleProtocol); err != nil {
 		return fmt.Errorf("store: savepoint: %w", err)
 	}
+	b.notify(topics)
 	if _, err := b.tx.tx.ExecContext(ctx, ins.sql, columns...); err != nil {
 		if _, err := b.tx.tx.ExecContext(ctx, "ROLLBACK TO "+name, pgx.QueryExecModeSimpleProtocol); err != nil {
 			return fmt.Errorf("store: rollback to savepoint: %w", err)
@@ -178,6 +219,37 @@ func (b *pgBatch) insertRows() error {
 			b.s.wake.mark(t)
 		}
 	}
+	return nil
+}
+
+func (b *pgBatch) notify(topics []string) {
+	if b.notified == nil {
+		b.notified = map[string]bool{}
+	}
+	for _, t := range topics {
+		b.notified[t] = true
+	}
+}
+
+// finish inserts the rows left, then NOTIFYs every topic the batch marked
+// that no NOTIFY has gone for yet, before the batch commits.
+func (b *pgBatch) finish() error {
+	if err := b.insertRows(); err != nil {
+		return err
+	}
+	var topics []string
+	for t := range b.s.wake.marked {
+		if !b.notified[t] {
+			topics = append(topics, t)
+		}
+	}
+	if len(topics) == 0 {
+		return nil
+	}
+	if _, err := b.tx.tx.ExecContext(context.Background(), notifySQL(topics), pgx.QueryExecModeSimpleProtocol); err != nil {
+		return fmt.Errorf("store: notify %v: %w", topics, err)
+	}
+	b.notify(topics)
 	return nil
 }
 

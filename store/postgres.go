@@ -171,36 +171,31 @@ func (s *Store) listenReady() {
 	s.listenOnceReady.Do(func() { close(s.listenStarted) })
 }
 
-// notifyMarked queues a NOTIFY of every topic the batch marked, delivered
-// to every replica (this one too) when the transaction commits: one
-// statement, since the batch holds the writer lock while it waits.
-func (s *Store) notifyMarked(t *tx) error {
-	if len(s.wake.marked) == 0 {
-		return nil
+// notifySQL is the statement that queues a NOTIFY of topics, delivered
+// to every replica (this one too) when the transaction commits, to go at
+// the start of a simple-protocol query: the topics are the store's own
+// names, quoted here.
+func notifySQL(topics []string) string {
+	quoted := make([]string, len(topics))
+	for i, t := range topics {
+		quoted[i] = "'" + strings.ReplaceAll(t, "'", "''") + "'"
 	}
-	topics := make([]string, 0, len(s.wake.marked))
-	for topic := range s.wake.marked {
-		topics = append(topics, topic)
-	}
-	if _, err := t.ExecContext(context.Background(), "SELECT pg_notify(?, topic) FROM unnest(CAST(? AS TEXT[])) AS topic", notifyChannel, topics); err != nil {
-		return fmt.Errorf("store: notify %v: %w", topics, err)
-	}
-	return nil
+	return "SELECT pg_notify('" + notifyChannel + "', topic) FROM unnest(ARRAY[" + strings.Join(quoted, ", ") + "]) AS topic; "
 }
 
-// execOpening runs q after opening the savepoint t.opening, in one round
-// trip: both go as one simple-protocol query, its arguments quoted by pgx.
-// Should q fail, the savepoint exists and the write is rolled back to it;
-// should the savepoint itself fail, the transaction is aborted and the
-// rollback to it fails the batch.
+// execOpening runs q after t.opening (what opens the write's savepoint),
+// in one round trip: both go as one simple-protocol query, its arguments
+// quoted by pgx. Should q fail, the savepoint exists and the write is
+// rolled back to it; should the savepoint itself fail, the transaction is
+// aborted and the rollback to it fails the batch.
 func (t *writeTx) execOpening(q string, args []any) (sql.Result, error) {
-	name := t.opening
+	opening := t.opening
 	t.opening = ""
 	if q == "" {
-		return nil, fmt.Errorf("store: statement without its SQL for savepoint %s", name)
+		return nil, fmt.Errorf("store: statement without its SQL after %q", opening)
 	}
 	q, args = bind(true, q, args)
-	return t.tx.Tx.ExecContext(context.Background(), "SAVEPOINT "+name+"; "+q, append([]any{pgx.QueryExecModeSimpleProtocol}, args...)...)
+	return t.tx.Tx.ExecContext(context.Background(), opening+"; "+q, append([]any{pgx.QueryExecModeSimpleProtocol}, args...)...)
 }
 
 // open opens the savepoint a single-statement write awaits (see
@@ -209,8 +204,8 @@ func (t *writeTx) open() error {
 	if t.opening == "" {
 		return nil
 	}
-	name := t.opening
+	opening := t.opening
 	t.opening = ""
-	_, err := t.tx.Tx.ExecContext(context.Background(), "SAVEPOINT "+name, pgx.QueryExecModeSimpleProtocol)
+	_, err := t.tx.Tx.ExecContext(context.Background(), opening, pgx.QueryExecModeSimpleProtocol)
 	return err
 }

@@ -23,8 +23,9 @@ var errRolledBack = errors.New("store: the database rolled the transaction back"
 // caller's context only decides whether its write is queued and started.
 type writeTx struct {
 	tx *tx
-	// PostgreSQL: a savepoint the next Exec opens in the same round trip
-	// (see pgBatch.runOne), and the SQL of the statements ExecStmt may get.
+	// PostgreSQL: the SQL that opens the write's savepoint, which the next
+	// Exec runs in the same round trip (see pgBatch.runOne), and the SQL of
+	// the statements ExecStmt may get.
 	opening string
 	texts   map[*sql.Stmt]string
 }
@@ -185,13 +186,6 @@ func (s *Store) runBatch(first *writeReq, target int) int {
 		return fail(fmt.Errorf("store: begin: %w", err))
 	}
 	defer sqlTx.Rollback()
-	if s.pg {
-		// One writer transaction at a time across every replica (see
-		// postgres.go).
-		if _, err := sqlTx.ExecContext(context.Background(), "SELECT pg_advisory_xact_lock(?)", int64(writerLockKey)); err != nil {
-			return fail(fmt.Errorf("store: writer lock: %w", err))
-		}
-	}
 	run, flush := s.runner(&writeTx{tx: sqlTx, texts: s.st.texts})
 	if err := run(first, &errs[0]); err != nil {
 		return fail(err)
@@ -230,11 +224,6 @@ func (s *Store) runBatch(first *writeReq, target int) int {
 	if err := flush(); err != nil {
 		return fail(err)
 	}
-	if s.pg {
-		if err := s.notifyMarked(sqlTx); err != nil {
-			return fail(err)
-		}
-	}
 	if err := sqlTx.Commit(); err != nil {
 		return fail(fmt.Errorf("store: commit: %w", err))
 	}
@@ -260,12 +249,13 @@ func report(reqs []*writeReq, errs []error, batchErr error) {
 // its own caller (*errp). A non-nil return is an error of the transaction
 // itself, which fails the whole batch: also when the write's error made
 // SQLite roll the transaction back, so that no later write runs outside it.
-// flush runs what run kept for later (PostgreSQL's rows, pgrows.go); the
-// batch calls it before its commit.
+// flush runs what run kept for later (on PostgreSQL its rows, and the
+// NOTIFY of what the batch marked: pgrows.go); the batch calls it before
+// its commit.
 func (s *Store) runner(tx *writeTx) (run func(req *writeReq, errp *error) error, flush func() error) {
 	if s.pg {
 		b := &pgBatch{s: s, tx: tx}
-		return b.run, b.insertRows
+		return b.run, b.finish
 	}
 	ctx := context.Background()
 	savepoint, release, rollbackTo := tx.tx.Stmt(s.st.savepoint), tx.tx.Stmt(s.st.release), tx.tx.Stmt(s.st.rollbackTo)
