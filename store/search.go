@@ -355,11 +355,25 @@ func (s *Store) applySearch(ctx context.Context, w *searchWork) error {
 }
 
 // indexForSearchPG adds up to n messages not yet in PostgreSQL's index,
-// oldest first, in one write. A deleted message leaves that index in its
-// own transaction (a foreign key), so there is no log to apply.
+// oldest first, in one transaction. A deleted message leaves that index
+// in its own transaction (a foreign key), so there is no log to apply.
+//
+// The transaction is the indexer's own, beside the writer rather than one
+// of its writes: adding to the index's GIN indexes takes tens of
+// milliseconds a batch, which every replica's writes waited for while the
+// writer held its lock. Without that lock:
+//   - the row lock on search_indexed keeps one indexer at a time, across
+//     replicas;
+//   - messages commit in the order of their rowid (the writer's lock), so
+//     what a snapshot sees up to its largest rowid is all there will ever
+//     be up to it, and the mark never passes a message still to come;
+//   - a message deleted while it is being indexed fails the batch (the
+//     foreign key), which the next one, seeing it gone, does without it.
+//
+// The index is derived data: its transaction does not wait for the WAL
+// flush, and one lost in a crash is done again.
 func (s *Store) indexForSearchPG(ctx context.Context, n int) (int, error) {
-	// A look on the reader first: most wake-ups find nothing new, and
-	// they need not queue a write for that.
+	// A look first: most wake-ups find nothing new.
 	var pending bool
 	if err := s.read.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM messages
 		WHERE rowid > (SELECT position FROM search_indexed WHERE id = 1))`).Scan(&pending); err != nil || !pending {
@@ -368,36 +382,48 @@ func (s *Store) indexForSearchPG(ctx context.Context, n int) (int, error) {
 		}
 		return 0, nil
 	}
-	var added int64
-	err := s.update(ctx, func(tx *writeTx) error {
-		var from int64
-		if err := tx.QueryRow("SELECT position FROM search_indexed WHERE id = 1").Scan(&from); err != nil {
-			return err
-		}
-		var to sql.NullInt64
-		if err := tx.QueryRow(`SELECT MAX(rowid) FROM (SELECT rowid FROM messages WHERE rowid > ? ORDER BY rowid LIMIT ?) AS next`,
-			from, n).Scan(&to); err != nil || !to.Valid {
-			return err
-		}
-		// herald_words (the PostgreSQL schema) splits as searchWordsPG does.
-		res, err := tx.Exec(`INSERT INTO messages_fts (rowid, words, readers, channel)
-			SELECT m.rowid, herald_words(m.title || ' ' || m.body),
-				ARRAY[c.user_id] || ARRAY(SELECT j.value FROM `+s.approvers("m")+` WHERE j.value IS NOT NULL),
-				m.channel_id
-			FROM messages m JOIN channels c ON c.id = m.channel_id
-			WHERE m.rowid > ? AND m.rowid <= ?
-			ON CONFLICT (rowid) DO NOTHING`, from, to.Int64)
-		if err != nil {
-			return err
-		}
-		if added, err = res.RowsAffected(); err != nil {
-			return err
-		}
-		_, err = tx.Exec("UPDATE search_indexed SET position = ? WHERE id = 1", to.Int64)
-		return err
-	})
+	added, err := s.indexBatchPG(ctx, n)
 	if err != nil {
 		return 0, fmt.Errorf("store: index for search: %w", err)
 	}
 	return int(added), nil
+}
+
+func (s *Store) indexBatchPG(ctx context.Context, n int) (int64, error) {
+	tx, err := s.read.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, err
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, "SET LOCAL synchronous_commit = off"); err != nil {
+		return 0, err
+	}
+	var from int64
+	if err := tx.QueryRowContext(ctx, "SELECT position FROM search_indexed WHERE id = 1 FOR UPDATE").Scan(&from); err != nil {
+		return 0, err
+	}
+	var to sql.NullInt64
+	if err := tx.QueryRowContext(ctx, `SELECT MAX(rowid) FROM (SELECT rowid FROM messages WHERE rowid > ? ORDER BY rowid LIMIT ?) AS next`,
+		from, n).Scan(&to); err != nil || !to.Valid {
+		return 0, err // nothing new: another replica's indexer was first
+	}
+	// herald_words (the PostgreSQL schema) splits as searchWordsPG does.
+	res, err := tx.ExecContext(ctx, `INSERT INTO messages_fts (rowid, words, readers, channel)
+		SELECT m.rowid, herald_words(m.title || ' ' || m.body),
+			ARRAY[c.user_id] || ARRAY(SELECT j.value FROM `+s.approvers("m")+` WHERE j.value IS NOT NULL),
+			m.channel_id
+		FROM messages m JOIN channels c ON c.id = m.channel_id
+		WHERE m.rowid > ? AND m.rowid <= ?
+		ON CONFLICT (rowid) DO NOTHING`, from, to.Int64)
+	if err != nil {
+		return 0, err
+	}
+	added, err := res.RowsAffected()
+	if err != nil {
+		return 0, err
+	}
+	if _, err := tx.ExecContext(ctx, "UPDATE search_indexed SET position = ? WHERE id = 1", to.Int64); err != nil {
+		return 0, err
+	}
+	return added, tx.Commit()
 }

@@ -8,9 +8,12 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/heraldhq/herald/internal/pgtest"
 )
 
-// searchFixture is a SQLite store at path with one user and channel.
+// searchFixture is a store at path (a SQLite file, or a PostgreSQL URL)
+// with one user and channel.
 type searchFixture struct {
 	path string
 	s    *Store
@@ -20,7 +23,13 @@ type searchFixture struct {
 
 func newSearchFixture(t *testing.T, opts Options) *searchFixture {
 	t.Helper()
-	f := &searchFixture{path: filepath.Join(t.TempDir(), "herald.db")}
+	return newSearchFixtureAt(t, filepath.Join(t.TempDir(), "herald.db"), opts)
+}
+
+// newSearchFixtureAt is newSearchFixture on the database dsn names.
+func newSearchFixtureAt(t *testing.T, dsn string, opts Options) *searchFixture {
+	t.Helper()
+	f := &searchFixture{path: dsn}
 	f.s = openFoundation(t, f.path, opts)
 	f.user = &User{Email: "ann@example.com", Plan: "free"}
 	if err := f.s.CreateUser(context.Background(), f.user); err != nil {
@@ -243,4 +252,84 @@ func TestSearchIndexNeverHoldsTheWriter(t *testing.T) {
 	if entries != 0 {
 		t.Fatalf("the index holds %d entries of swept messages", entries)
 	}
+}
+
+// On PostgreSQL the indexer's batch is a transaction of its own, beside
+// the writer: while one waits (here for the row lock another replica's
+// indexer holds, as a long batch holds it), sends and deletes go on, and
+// the indexer finishes once the lock is free.
+func TestSearchIndexerBesideTheWriterPostgres(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dsn := pgtest.NewDatabase(t)
+	f := newSearchFixtureAt(t, dsn, Options{})
+	old := f.send(t, ctx, 10, "old")
+	f.indexAll(t)
+
+	other, err := sql.Open("pgx", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	busy, err := other.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Rollback()
+	if _, err := busy.ExecContext(ctx, "SELECT position FROM search_indexed WHERE id = 1 FOR UPDATE"); err != nil {
+		t.Fatal(err)
+	}
+	f.send(t, ctx, 5, "new")
+	indexed := make(chan error, 1)
+	go func() {
+		_, err := f.s.IndexForSearch(ctx, 1000)
+		indexed <- err
+	}()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		var waiting int
+		if err := other.QueryRowContext(ctx, "SELECT count(*) FROM pg_locks WHERE NOT granted").Scan(&waiting); err != nil {
+			t.Fatal(err)
+		}
+		if waiting > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the indexer never waited for the other one's lock")
+		}
+	}
+
+	// A write once queued waits for its outcome: were the indexer holding
+	// the writer, these would wait for the other indexer's lock.
+	wrote := make(chan error, 1)
+	go func() {
+		for i := range 10 {
+			if err := f.s.CreateMessage(ctx, &Message{ChannelID: f.ch.ID, Title: fmt.Sprintf("newer %d", i), Priority: "normal"}); err != nil {
+				wrote <- err
+				return
+			}
+		}
+		wrote <- f.s.DeleteMessage(ctx, f.user.ID, old[0].ID)
+	}()
+	select {
+	case err := <-wrote:
+		if err != nil {
+			t.Fatalf("sends and a delete while an indexer waits: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		busy.Rollback()
+		t.Fatal("sends and a delete waited for the indexer")
+	}
+	select {
+	case err := <-indexed:
+		t.Fatalf("the indexer did not wait for the other one: %v", err)
+	default:
+	}
+	if err := busy.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-indexed; err != nil {
+		t.Fatal(err)
+	}
+	f.indexAll(t)
+	f.expectFound(t, "after the lock", map[string]int{"old": 9, "new": 5, "newer": 10})
 }
