@@ -123,7 +123,7 @@ func (b *pgBatch) runOne(req *writeReq, errp *error) error {
 	name := b.savepoint()
 	if req.single {
 		b.tx.opening = lead + "SAVEPOINT " + name
-	} else if _, err := b.tx.tx.ExecContext(context.Background(), lead+"SAVEPOINT "+name, pgx.QueryExecModeSimpleProtocol); err != nil {
+	} else if err := b.exec(lead + "SAVEPOINT " + name); err != nil {
 		return fmt.Errorf("store: savepoint: %w", err)
 	}
 	*errp = req.fn(b.tx)
@@ -133,11 +133,18 @@ func (b *pgBatch) runOne(req *writeReq, errp *error) error {
 	}
 	b.tx.opening = ""
 	if *errp != nil && opened {
-		if _, err := b.tx.tx.ExecContext(context.Background(), "ROLLBACK TO "+name, pgx.QueryExecModeSimpleProtocol); err != nil {
+		if err := b.exec("ROLLBACK TO " + name); err != nil {
 			return fmt.Errorf("store: rollback to savepoint: %w", err)
 		}
 	}
 	return nil
+}
+
+// exec runs q, SQL of the store's own without arguments, as a
+// simple-protocol query: one round trip, however many statements.
+func (b *pgBatch) exec(q string) error {
+	_, err := b.tx.tx.ExecContext(context.Background(), q, pgx.QueryExecModeSimpleProtocol)
+	return err
 }
 
 func (b *pgBatch) savepoint() string {
@@ -181,7 +188,6 @@ func (b *pgBatch) insertRows() error {
 		}
 		columns[c] = col
 	}
-	ctx := context.Background()
 	// The NOTIFY goes before the savepoint, which a failed statement is
 	// rolled back to: should it fail, each row's write wakes the same
 	// topics anyway when it goes again, or wakes a worker for nothing.
@@ -198,12 +204,12 @@ func (b *pgBatch) insertRows() error {
 		lead += notifySQL(topics)
 	}
 	name := b.savepoint()
-	if _, err := b.tx.tx.ExecContext(ctx, lead+"SAVEPOINT "+name, pgx.QueryExecModeSimpleProtocol); err != nil {
+	if err := b.exec(lead + "SAVEPOINT " + name); err != nil {
 		return fmt.Errorf("store: savepoint: %w", err)
 	}
 	b.notify(topics)
-	if _, err := b.tx.tx.ExecContext(ctx, ins.sql, columns...); err != nil {
-		if _, err := b.tx.tx.ExecContext(ctx, "ROLLBACK TO "+name, pgx.QueryExecModeSimpleProtocol); err != nil {
+	if _, err := b.tx.tx.ExecContext(context.Background(), ins.sql, columns...); err != nil {
+		if err := b.exec("ROLLBACK TO " + name); err != nil {
 			return fmt.Errorf("store: rollback to savepoint: %w", err)
 		}
 		for _, r := range live {
@@ -214,7 +220,6 @@ func (b *pgBatch) insertRows() error {
 		return nil
 	}
 	for _, r := range live {
-		*r.errp = nil
 		for _, t := range r.req.row.marks {
 			b.s.wake.mark(t)
 		}
@@ -246,7 +251,7 @@ func (b *pgBatch) finish() error {
 	if len(topics) == 0 {
 		return nil
 	}
-	if _, err := b.tx.tx.ExecContext(context.Background(), notifySQL(topics), pgx.QueryExecModeSimpleProtocol); err != nil {
+	if err := b.exec(notifySQL(topics)); err != nil {
 		return fmt.Errorf("store: notify %v: %w", topics, err)
 	}
 	b.notify(topics)

@@ -93,13 +93,14 @@ func openPostgres(ctx context.Context, url string, opts Options) (*Store, error)
 		return nil, fmt.Errorf("store: connect to PostgreSQL: %w", err)
 	}
 	// Rate limits need no durability: a take lost in a crash is a send
-	// the limit forgets. Their own small pool commits without waiting for
-	// the WAL flush, beside the writer rather than in its batches.
+	// the limit forgets. Their own connection commits without waiting for
+	// the WAL flush, beside the writer rather than in its batches; one is
+	// all takeLoop, which runs one statement at a time, uses.
 	lcfg := cfg.Copy()
 	lcfg.RuntimeParams["synchronous_commit"] = "off"
 	limits := &db{DB: stdlib.OpenDB(*lcfg), pg: true}
-	limits.SetMaxOpenConns(max(2, runtime.GOMAXPROCS(0)))
-	limits.SetMaxIdleConns(max(2, runtime.GOMAXPROCS(0)))
+	limits.SetMaxOpenConns(1)
+	limits.SetMaxIdleConns(1)
 	limits.SetConnMaxIdleTime(5 * time.Minute)
 
 	s := newStore(write, read, opts)
