@@ -11,7 +11,9 @@
 // -json appends every run to a file, and "loadgen -report FILE" renders the
 // runs of several calls as one table, so that targets which need processes
 // started and stopped between them (SQLite, one and two replicas on
-// PostgreSQL) are still compared in one report.
+// PostgreSQL) are still compared in one report. "loadgen -compare FILE"
+// renders runs of two builds named ref and work (bench/compare.sh) as
+// per-round ratios.
 //
 // "loadgen -free-port" prints a free 127.0.0.1 port, for the script.
 //
@@ -73,6 +75,12 @@ func main() {
 	}
 	if len(os.Args) >= 3 && os.Args[1] == "-report" {
 		if err := report(os.Args[2:]); err != nil {
+			fatal(err)
+		}
+		return
+	}
+	if len(os.Args) >= 3 && os.Args[1] == "-compare" {
+		if err := compareReport(os.Args[2:]); err != nil {
 			fatal(err)
 		}
 		return

@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# bench/compare.sh: the send path of the working tree against an earlier
+# commit, in one alternating run on this machine. See bench/README.md.
+#
+#   bash bench/compare.sh f45c406                 # 3 rounds, 32 connections, 10 s each
+#   ROUNDS=5 bash bench/compare.sh f45c406 -conns 8,32 -duration 15s
+#
+# Both builds are built the same way (CGO_ENABLED=0, as shipped). Each round
+# starts each build on a fresh data directory, runs the ceiling (a bare
+# net/http handler) and the two builds one after the other, the reference
+# first in odd rounds and the working tree first in even ones, so that
+# neither always runs on a warmer or busier machine. Arguments after REF go
+# to the load generator (go run ./bench/loadgen -h). It prints each round's
+# ratios and their range; the report is also written to bench/out/.
+set -euo pipefail
+
+if [[ $# -lt 1 || $1 == -* ]]; then
+	echo "usage: bash bench/compare.sh REF [loadgen flags...]" >&2
+	exit 2
+fi
+ref=$1
+shift
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+rounds=${ROUNDS:-3}
+ref_commit=$(git rev-parse --verify "$ref^{commit}")
+load_before=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?')
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/herald-compare.XXXXXX")
+pid=""
+loadgen_pid=""
+
+stop_herald() {
+	[[ -n $pid ]] || return 0
+	if kill -0 "$pid" 2>/dev/null; then
+		kill -TERM "$pid" 2>/dev/null || true
+		for _ in $(seq 50); do
+			kill -0 "$pid" 2>/dev/null || break
+			sleep 0.1
+		done
+		kill -KILL "$pid" 2>/dev/null || true
+		wait "$pid" 2>/dev/null || true
+	fi
+	pid=""
+}
+
+cleanup() {
+	if [[ -n $loadgen_pid ]] && kill -0 "$loadgen_pid" 2>/dev/null; then
+		kill -TERM "$loadgen_pid" 2>/dev/null || true
+		wait "$loadgen_pid" 2>/dev/null || true
+	fi
+	stop_herald
+	git -C "$root" worktree remove --force "$tmp/ref-src" >/dev/null 2>&1 || true
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+echo "building the reference ($ref, ${ref_commit:0:12}), the working tree and the load generator..." >&2
+git worktree add --detach --quiet "$tmp/ref-src" "$ref_commit"
+(cd "$tmp/ref-src" && CGO_ENABLED=0 go build -o "$tmp/herald-ref" .)
+CGO_ENABLED=0 go build -o "$tmp/herald-work" .
+go build -o "$tmp/loadgen" ./bench/loadgen
+work_desc="$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . ':!bench' 2>/dev/null || echo ' with uncommitted changes')"
+
+# start BUILD: a fresh data directory and config for herald-BUILD, started
+# and waited for; sets pid, port and token (a channel of a free-plan user
+# whose limits never refuse).
+start() {
+	local build=$1 dir key channel
+	dir="$tmp/run-$build"
+	rm -rf "$dir"
+	mkdir -p "$dir"
+	port=$("$tmp/loadgen" -free-port)
+	cat >"$dir/herald.toml" <<-TOML
+		listen    = "127.0.0.1:$port"
+		base_url  = "http://127.0.0.1:$port"
+		data_dir  = "$dir/data"
+		log_level = "warn"
+
+		[database]
+		synchronous = "full"
+
+		[plans.free]
+		send_per_minute = 100000000
+		api_per_minute  = 100000000
+	TOML
+	"$tmp/herald-$build" --config "$dir/herald.toml" serve >>"$dir/herald.log" 2>&1 &
+	pid=$!
+	for i in $(seq 100); do
+		curl -sf "http://127.0.0.1:$port/healthz" >/dev/null 2>&1 && break
+		if ! kill -0 "$pid" 2>/dev/null || [[ $i == 100 ]]; then
+			echo "herald ($build) did not start:" >&2
+			cat "$dir/herald.log" >&2
+			exit 1
+		fi
+		sleep 0.1
+	done
+	"$tmp/herald-$build" --config "$dir/herald.toml" user add load@example.com --name Load --plan free >/dev/null 2>&1
+	key=$("$tmp/herald-$build" --config "$dir/herald.toml" key create load@example.com --name load)
+	channel=$(curl -sf -X POST "http://127.0.0.1:$port/v1/channels" -H "Authorization: Bearer $key" \
+		-H "Content-Type: application/json" -d '{"name":"Load test"}')
+	token=$(printf '%s' "$channel" | grep -o '"webhook_token":"[^"]*"' | cut -d'"' -f4)
+	if [[ -z $token ]]; then
+		echo "could not create a channel on $build: $channel" >&2
+		exit 1
+	fi
+}
+
+# measure BUILD BASELINE: one run of the load generator against a fresh
+# herald-BUILD, appended to the runs file as target BUILD.
+measure() {
+	local build=$1 baseline=$2
+	start "$build"
+	"$tmp/loadgen" -conns 32 -target "$build" -baseline="$baseline" -url "http://127.0.0.1:$port/v1/send/$token" \
+		-pid "$pid" -json "$tmp/runs.jsonl" "${loadgen_args[@]}" >/dev/null &
+	loadgen_pid=$!
+	wait "$loadgen_pid"
+	loadgen_pid=""
+	stop_herald
+}
+loadgen_args=("$@")
+
+for round in $(seq "$rounds"); do
+	if ((round % 2)); then order=(ref work); else order=(work ref); fi
+	echo "--- round $round of $rounds: ${order[0]} first" >&2
+	measure "${order[0]}" true
+	measure "${order[1]}" false
+done
+
+"$tmp/loadgen" -compare "$tmp/runs.jsonl" -out "$root/bench/out" \
+	-note "ref: $ref (${ref_commit:0:12}); work: $work_desc" \
+	-note "$rounds alternating rounds, each build on a fresh data directory; database.synchronous=full; log_level=warn; rate limits off" \
+	-note "loadgen arguments: ${loadgen_args[*]:-none (32 connections, 10 s after a 1 s warm-up)}; load average before the run: $load_before"
