@@ -181,13 +181,13 @@ func execute(tm *template.Template, budget *renderBudget, data any) (string, err
 }
 
 func describeExec(err error) string {
-	switch {
-	case errors.Is(err, context.DeadlineExceeded):
+	if errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Sprintf("it ran longer than %s", TemplateTimeout)
-	case errors.Is(err, errOutput):
-		return errOutput.Error()
-	case errors.Is(err, errBudget):
-		return errBudget.Error()
+	}
+	for _, bound := range []error{errOutput, errBudget, errIterations} {
+		if errors.Is(err, bound) {
+			return bound.Error()
+		}
 	}
 	return strings.TrimPrefix(err.Error(), "template: ")
 }

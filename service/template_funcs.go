@@ -14,6 +14,10 @@ import (
 // MaxTemplateBytes.
 var errBudget = fmt.Errorf("its functions read and make more than %d KiB in all", MaxTemplateBytes>>10)
 
+// errIterations is a render that looped more than MaxTemplateIterations
+// times.
+var errIterations = fmt.Errorf("more than %d loop iterations", MaxTemplateIterations)
+
 // rangeKeyCost is what a range over an object costs a key: text/template
 // sorts the keys first, 48 bytes a key.
 const rangeKeyCost = 48
@@ -269,7 +273,7 @@ func (b *renderBudget) tick() (string, error) {
 		return "", err
 	}
 	if b.iterations++; b.iterations > MaxTemplateIterations {
-		return "", fmt.Errorf("more than %d loop iterations", MaxTemplateIterations)
+		return "", errIterations
 	}
 	return "", nil
 }
