@@ -14,14 +14,6 @@ import (
 // MaxTemplateBytes.
 var errBudget = fmt.Errorf("its functions read and make more than %d KiB in all", MaxTemplateBytes>>10)
 
-// errIterations is a render that looped more than MaxTemplateIterations
-// times.
-var errIterations = fmt.Errorf("more than %d loop iterations", MaxTemplateIterations)
-
-// rangeKeyCost is what a range over an object costs a key: text/template
-// sorts the keys first, 48 bytes a key.
-const rangeKeyCost = 48
-
 // renderBudget is what one render may still spend, over all its fields:
 // bytes read and made, loop iterations, and time (its context, checked
 // before any work). Its functions replace text/template's builtins that
@@ -264,43 +256,4 @@ func (b *renderBudget) toJSON(v any) (string, error) {
 		return "", err
 	}
 	return string(out), b.settle(2*s.n, s.n+len(out))
-}
-
-// tick runs first in every range iteration: it counts the iteration and
-// checks the deadline, even in a loop that calls nothing else.
-func (b *renderBudget) tick() (string, error) {
-	if err := b.ctx.Err(); err != nil {
-		return "", err
-	}
-	if b.iterations++; b.iterations > MaxTemplateIterations {
-		return "", errIterations
-	}
-	return "", nil
-}
-
-// room ends every action that prints: it refuses, before fmt formats it, a
-// value too large for what is left of the field's output. What is printed
-// is charged as it is written.
-func (b *renderBudget) room(v any) (any, error) {
-	if err := b.ctx.Err(); err != nil {
-		return nil, err
-	}
-	left := MaxTemplateOutput - b.out.buf.Len()
-	s := sizer{limit: left}
-	if v == nil {
-		s.n = len("<no value>")
-	} else {
-		s.text(v)
-	}
-	if s.over() {
-		return nil, errOutput
-	}
-	return v, nil
-}
-
-// rangeOver ends every range's pipeline: ranging over an object sorts its
-// keys first, which is charged.
-func (b *renderBudget) rangeOver(v any) (any, error) {
-	m, _ := v.(map[string]any)
-	return v, b.spend(rangeKeyCost * len(m))
 }

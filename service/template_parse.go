@@ -1,6 +1,7 @@
 package service
 
 import (
+	"fmt"
 	"strings"
 	"text/template"
 	"text/template/parse"
@@ -144,4 +145,51 @@ func walkBranch(n *parse.BranchNode, f func(parse.Node)) {
 	walk(n.Pipe, f)
 	walk(n.List, f)
 	walk(n.ElseList, f)
+}
+
+// errIterations is a render that looped more than MaxTemplateIterations
+// times.
+var errIterations = fmt.Errorf("more than %d loop iterations", MaxTemplateIterations)
+
+// rangeKeyCost is what a range over an object costs a key: text/template
+// sorts the keys first, 48 bytes a key.
+const rangeKeyCost = 48
+
+// tick runs first in every range iteration: it counts the iteration and
+// checks the deadline, even in a loop that calls nothing else.
+func (b *renderBudget) tick() (string, error) {
+	if err := b.ctx.Err(); err != nil {
+		return "", err
+	}
+	if b.iterations++; b.iterations > MaxTemplateIterations {
+		return "", errIterations
+	}
+	return "", nil
+}
+
+// room ends every action that prints: it refuses, before fmt formats it, a
+// value too large for what is left of the field's output. What is printed
+// is charged as it is written.
+func (b *renderBudget) room(v any) (any, error) {
+	if err := b.ctx.Err(); err != nil {
+		return nil, err
+	}
+	left := MaxTemplateOutput - b.out.buf.Len()
+	s := sizer{limit: left}
+	if v == nil {
+		s.n = len("<no value>")
+	} else {
+		s.text(v)
+	}
+	if s.over() {
+		return nil, errOutput
+	}
+	return v, nil
+}
+
+// rangeOver ends every range's pipeline: ranging over an object sorts its
+// keys first, which is charged.
+func (b *renderBudget) rangeOver(v any) (any, error) {
+	m, _ := v.(map[string]any)
+	return v, b.spend(rangeKeyCost * len(m))
 }
