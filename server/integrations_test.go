@@ -110,3 +110,32 @@ func TestTemplateWebhook(t *testing.T) {
 		t.Fatalf("template not removed: %s", got.Raw)
 	}
 }
+
+// TestTemplateWebhookRunaway: a template that doubles a variable until it
+// would fill the memory of the host is a 400 naming the field, stores
+// nothing, and the server goes on answering: the next webhook on the same
+// channel, with an ordinary template, is delivered.
+func TestTemplateWebhookRunaway(t *testing.T) {
+	env := newTestEnv(t)
+	u := env.newUser("runaway@example.com")
+	ch := env.newChannel(u, "hooks")
+	id, token := ch["id"].(string), ch["webhook_token"].(string)
+	doubling := `{{$x := printf "%v" .}}` + strings.Repeat(`{{$x = print $x $x}}`, 24) + `{{len $x}}`
+	env.do(200, "PATCH", "/v1/channels/"+id, map[string]any{"template": map[string]string{"title": "t", "body": doubling}}, u.Token)
+	input := `{"a":"` + strings.Repeat("x", 1000) + `"}`
+	for range 3 {
+		r := env.request("POST", "/v1/webhook/template/"+token, input, "")
+		wantError(t, r, 400, "invalid_payload")
+		if !strings.HasPrefix(r.Str("message"), "template.body failed: ") || !strings.Contains(r.Str("message"), "1024 KiB") {
+			t.Fatalf("message %q, want template.body failed: ... 1024 KiB", r.Str("message"))
+		}
+	}
+	env.do(200, "PATCH", "/v1/channels/"+id, map[string]any{"template": map[string]string{"title": "{{len .a}} bytes", "body": "b"}}, u.Token)
+	r := env.do(200, "POST", "/v1/webhook/template/"+token, input, "")
+	if m := env.do(200, "GET", "/v1/messages/"+r.Str("id"), nil, u.Token).Body; m["title"] != "1000 bytes" {
+		t.Fatalf("message = %v", m)
+	}
+	if total := env.do(200, "GET", "/v1/messages", nil, u.Token).Body["total"]; total != float64(1) {
+		t.Fatalf("total = %v, want 1 (the refused webhooks store nothing)", total)
+	}
+}

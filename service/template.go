@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"strings"
 	"text/template"
-	"text/template/parse"
 	"time"
 
 	"github.com/heraldhq/herald/store"
@@ -17,38 +16,16 @@ import (
 
 // Bounds of a channel template. A template runs on input a stranger may
 // send, so it must stop however it is written: every range body counts
-// iterations against a budget and checks a deadline, each field's output is
-// capped, and no helper can make more than its input.
+// iterations against a budget, every function is charged for the bytes it
+// reads and makes against another, both check a deadline, and each field's
+// output is capped.
 const (
 	MaxTemplateField      = 8 << 10  // characters of one field's source
 	MaxTemplateOutput     = 64 << 10 // bytes one field may produce
 	MaxTemplateIterations = 100_000  // range iterations over all fields
+	MaxTemplateBytes      = 1 << 20  // bytes read and made by functions and output, over all fields
 	TemplateTimeout       = 250 * time.Millisecond
 )
-
-// templateFuncs are the helpers besides text/template's own. printf is
-// replaced by one that refuses large widths (fmt pads "%999999999d" in
-// memory); the rest never produce more than they are given.
-var templateFuncs = template.FuncMap{
-	"printf":    safePrintf,
-	"default":   func(def, v any) any { return cond(isEmpty(v), def, v) },
-	"upper":     func(s any) string { return strings.ToUpper(fmt.Sprint(s)) },
-	"lower":     func(s any) string { return strings.ToLower(fmt.Sprint(s)) },
-	"trim":      func(s any) string { return strings.TrimSpace(fmt.Sprint(s)) },
-	"truncate":  truncate,
-	"join":      join,
-	"json":      toJSON,
-	"contains":  func(sub, s any) bool { return strings.Contains(fmt.Sprint(s), fmt.Sprint(sub)) },
-	"hasPrefix": func(p, s any) bool { return strings.HasPrefix(fmt.Sprint(s), fmt.Sprint(p)) },
-	"_tick":     func() string { return "" }, // replaced per run; here for parsing
-}
-
-func safePrintf(format string, args ...any) (string, error) {
-	if bigWidth(format) {
-		return "", errors.New("printf: widths and precisions are limited to 3 digits, and * is not allowed")
-	}
-	return fmt.Sprintf(format, args...), nil
-}
 
 // bigWidth reports whether a verb of format asks for a width or precision
 // of four digits or more, or takes one from an argument (*).
@@ -103,25 +80,6 @@ func isEmpty(v any) bool {
 	return false
 }
 
-func truncate(n int, s any) string { return Clip(fmt.Sprint(s), max(n, 1)) }
-
-func join(sep string, list any) (string, error) {
-	l, ok := list.([]any)
-	if !ok {
-		return "", fmt.Errorf("join: want a list, got %T", list)
-	}
-	parts := make([]string, len(l))
-	for i, v := range l {
-		parts[i] = fmt.Sprint(v)
-	}
-	return strings.Join(parts, sep), nil
-}
-
-func toJSON(v any) (string, error) {
-	b, err := json.Marshal(v)
-	return string(b), err
-}
-
 // templateFields names a template's fields in the order they run.
 var templateFields = []string{"title", "body", "priority", "url"}
 
@@ -142,88 +100,31 @@ func CheckTemplate(t *store.Template) error {
 	return nil
 }
 
-func parseField(name, src string) (*template.Template, error) {
-	if n := len([]rune(src)); n > MaxTemplateField {
-		return nil, invalid("template.%s is %d characters; the limit is %d", name, n, MaxTemplateField)
-	}
-	tm, err := template.New(name).Funcs(templateFuncs).Option("missingkey=zero").Parse(src)
-	if err != nil {
-		return nil, invalid("template.%s does not parse: %s", name, strings.TrimPrefix(err.Error(), "template: "))
-	}
-	if len(tm.Templates()) > 1 {
-		return nil, invalid("template.%s: define and block are not allowed", name)
-	}
-	if tm.Tree == nil {
-		return tm, nil
-	}
-	tick := tickNode()
-	var walkErr error
-	walk(tm.Tree.Root, func(n parse.Node) {
-		switch n := n.(type) {
-		case *parse.TemplateNode:
-			walkErr = invalid("template.%s: {{template}} is not allowed", name)
-		case *parse.RangeNode:
-			// Every iteration first calls _tick, which enforces the budget
-			// and the deadline even in a loop that writes nothing.
-			n.List.Nodes = append([]parse.Node{tick}, n.List.Nodes...)
-		}
-	})
-	return tm, walkErr
-}
-
-func tickNode() parse.Node {
-	t := template.Must(template.New("tick").Funcs(templateFuncs).Parse("{{_tick}}"))
-	return t.Tree.Root.Nodes[0]
-}
-
-// walk calls f on every node under n, lists before their nodes change.
-func walk(n parse.Node, f func(parse.Node)) {
-	if n == nil {
-		return
-	}
-	f(n)
-	switch n := n.(type) {
-	case *parse.ListNode:
-		if n == nil {
-			return
-		}
-		for _, c := range n.Nodes {
-			walk(c, f)
-		}
-	case *parse.IfNode:
-		walk(n.List, f)
-		walk(n.ElseList, f)
-	case *parse.RangeNode:
-		walk(n.List, f)
-		walk(n.ElseList, f)
-	case *parse.WithNode:
-		walk(n.List, f)
-		walk(n.ElseList, f)
-	}
-}
-
 // errOutput is a field that produced more than MaxTemplateOutput.
 var errOutput = fmt.Errorf("produces more than %d KiB", MaxTemplateOutput>>10)
 
-// cappedWriter stops a template that writes too much or runs too long.
+// cappedWriter is a field's output: it stops a template that writes too
+// much or runs too long, and charges what is written to the render's
+// budget.
 type cappedWriter struct {
-	ctx context.Context
-	buf bytes.Buffer
+	budget *renderBudget
+	buf    bytes.Buffer
 }
 
 func (w *cappedWriter) Write(p []byte) (int, error) {
-	if err := w.ctx.Err(); err != nil {
-		return 0, err
-	}
 	if w.buf.Len()+len(p) > MaxTemplateOutput {
 		return 0, errOutput
+	}
+	if err := w.budget.spend(len(p)); err != nil {
+		return 0, err
 	}
 	return w.buf.Write(p)
 }
 
 // RenderTemplate runs a channel's template over a JSON body and returns the
 // message it makes. Any failure is an Invalid *Error naming the field and
-// the problem.
+// the problem. Its fields share one renderBudget and one deadline, and run
+// on the caller's goroutine: once it returns, nothing of it runs on.
 func RenderTemplate(ctx context.Context, t *store.Template, body []byte) (*transform.Message, error) {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber() // ids and counts print as sent, not as 1e+06
@@ -233,14 +134,8 @@ func RenderTemplate(ctx context.Context, t *store.Template, body []byte) (*trans
 	}
 	ctx, cancel := context.WithTimeout(ctx, TemplateTimeout)
 	defer cancel()
-	iterations := 0
-	tick := func() (string, error) {
-		iterations++
-		if iterations > MaxTemplateIterations {
-			return "", fmt.Errorf("more than %d loop iterations", MaxTemplateIterations)
-		}
-		return "", ctx.Err()
-	}
+	budget := newRenderBudget(ctx)
+	funcs := budget.funcs()
 	out := make([]string, len(templateFields))
 	for i, src := range fieldsOf(t) {
 		name := templateFields[i]
@@ -251,8 +146,7 @@ func RenderTemplate(ctx context.Context, t *store.Template, body []byte) (*trans
 		if err != nil {
 			return nil, err
 		}
-		tm.Funcs(template.FuncMap{"_tick": tick})
-		s, err := execute(ctx, tm, data)
+		s, err := execute(tm.Funcs(funcs), budget, data)
 		if err != nil {
 			return nil, invalid("template.%s failed: %s", name, describeExec(err))
 		}
@@ -275,27 +169,25 @@ func RenderTemplate(ctx context.Context, t *store.Template, body []byte) (*trans
 	return m, nil
 }
 
-// execute runs tm in a goroutine and gives up at ctx's deadline. The
-// goroutine then stops at its next write or loop iteration, since both
-// check ctx.
-func execute(ctx context.Context, tm *template.Template, data any) (string, error) {
-	w := &cappedWriter{ctx: ctx}
-	done := make(chan error, 1)
-	go func() { done <- tm.Execute(w, data) }()
-	select {
-	case err := <-done:
-		return w.buf.String(), err
-	case <-ctx.Done():
-		return "", ctx.Err()
-	}
+// execute runs one field on the caller's goroutine. It needs no goroutine
+// of its own to honour the deadline: every function, range iteration and
+// write checks it first, and none works on more than the budget, so a run
+// stops within one such step of the deadline.
+func execute(tm *template.Template, budget *renderBudget, data any) (string, error) {
+	w := &cappedWriter{budget: budget}
+	budget.out = w
+	err := tm.Execute(w, data)
+	return w.buf.String(), err
 }
 
 func describeExec(err error) string {
-	switch {
-	case errors.Is(err, context.DeadlineExceeded):
+	if errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Sprintf("it ran longer than %s", TemplateTimeout)
-	case errors.Is(err, errOutput):
-		return errOutput.Error()
+	}
+	for _, bound := range []error{errOutput, errBudget, errIterations} {
+		if errors.Is(err, bound) {
+			return bound.Error()
+		}
 	}
 	return strings.TrimPrefix(err.Error(), "template: ")
 }

@@ -94,6 +94,11 @@ func TestCheckTemplate(t *testing.T) {
 		{store.Template{Title: "t", Body: `{{template "x"}}`}, "{{template}} is not allowed"},
 		{store.Template{Title: "t", Body: "b", URL: "{{nosuchfunc}}"}, "template.url does not parse"},
 		{store.Template{Title: strings.Repeat("x", MaxTemplateField+1), Body: "b"}, "the limit is 8192"},
+		{store.Template{Title: "t", Body: `{{call .f 1}}`}, "template.body: call is not allowed"},
+		{store.Template{Title: "t", Body: `{{if true}}{{_tick}}{{end}}`}, "template.body: _tick is not allowed"},
+		{store.Template{Title: "t", Body: `{{.n.Float64}}`}, "template.body: .Float64 is not allowed"},
+		{store.Template{Title: "t", Body: `{{range .l}}{{printf "%v" (.).Int64}}{{end}}`}, "template.body: .Int64 is not allowed"},
+		{store.Template{Title: "t", Body: `{{with $n := .n}}{{$n.Float64}}{{end}}`}, "template.body: .Float64 is not allowed"},
 	} {
 		if err := CheckTemplate(&c.tm); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: err = %v, want %q", c.tm, err, c.want)

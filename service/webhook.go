@@ -1,6 +1,8 @@
 package service
 
 import (
+	"strings"
+
 	"github.com/heraldhq/herald/transform"
 )
 
@@ -17,10 +19,25 @@ func WebhookPayload(m *transform.Message) *SendPayload {
 }
 
 // Clip cuts s to at most n characters, ending it with "…" when it cuts.
+// It reads at most n+1 characters of s and copies only what it keeps, so
+// clipping a long text costs what is kept (a template's truncate relies on
+// it). Bytes that are not UTF-8 come out as U+FFFD, as in []rune(s).
 func Clip(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
+	count := 0
+	for range s {
+		if count++; count > n {
+			var b strings.Builder
+			b.Grow(min(len(s), 4*n))
+			kept := 0
+			for _, r := range s {
+				if kept++; kept == n {
+					break
+				}
+				b.WriteRune(r)
+			}
+			b.WriteString("…")
+			return b.String()
+		}
 	}
-	return string(r[:n-1]) + "…"
+	return s
 }
