@@ -2,6 +2,7 @@
 // identities, notifications in this browser, and sign out everywhere.
 import { $, el, timeEl, confirmed } from '../dom.js';
 import { mountNotifications } from '../notifications.js';
+import { fieldErrorHandler } from '../fielderrors.js';
 
 export class AccountView {
   constructor(ctx) {
@@ -44,7 +45,11 @@ export class AccountView {
       $('password-current').value = '';
       $('password-new').value = '';
       $('password-done').hidden = false;
-    });
+    }, fieldErrorHandler($('password-form'), [
+      // Said beside the field: "This is not your current password."
+      { key: 'current_password', input: $('password-current'), name: 'This' },
+      { key: 'new_password', input: $('password-new'), name: 'The new password' },
+    ]));
   }
 
   signoutAll() {

@@ -5,6 +5,7 @@
 import { $, el, button, timeEl, swatch, paintSwatches, confirmed, copyButton, copyFrom, exactTime } from '../dom.js';
 import { enc } from '../api.js';
 import { startRename } from '../rename.js';
+import { fieldErrorHandler, markField, clearFieldErrors } from '../fielderrors.js';
 
 const FOREVER = '9999-12-31T00:00:00.000Z'; // "until turned off"
 const MUTES = [['3600', 'for 1 hour'], ['28800', 'for 8 hours'], ['86400', 'for 1 day'], ['forever', 'until turned off']];
@@ -13,6 +14,17 @@ function mutedUntil(ch) {
   const t = ch.muted_until ? Date.parse(ch.muted_until) : NaN;
   return !Number.isNaN(t) && t > Date.now() ? t : 0;
 }
+
+// The API's keys of the forms' fields, and the inputs they name.
+const CREATE_FIELDS = () => [
+  { key: 'name', input: $('channel-name'), name: 'Name' },
+  { key: 'color', input: $('channel-color'), name: 'Colour' },
+];
+const RULE_FIELDS = () => [
+  { key: 'approval.approvers', input: $('approval-email'), name: 'Approvers' },
+  { key: 'approval.required_count', input: $('approval-required'), name: 'Approvals needed' },
+  { key: 'approval.window_seconds', input: $('approval-window'), name: 'Decide within' },
+];
 
 export function curlExample(url) {
   return `curl -H 'Content-Type: application/json' -d '{"title":"Backup done","body":"**42 GB** in 3 min"}' ${url}`;
@@ -147,7 +159,7 @@ export class ChannelsView {
         this.replace(ch);
       }
       $('channel-folder').value = '';
-    });
+    }, fieldErrorHandler($('channel-create'), CREATE_FIELDS));
   }
 
   click(ev) {
@@ -232,6 +244,7 @@ export class ChannelsView {
         window: ch.approval ? ch.approval.window_seconds : 3600,
         hasRule: !!ch.approval,
       };
+      clearFieldErrors($('approval-editor'));
       this.renderEditor();
       $('approval-editor').hidden = false;
       $('approval-editor').scrollIntoView({ block: 'nearest' });
@@ -258,10 +271,10 @@ export class ChannelsView {
   addApprover() {
     const input = $('approval-email');
     const email = input.value.trim();
-    if (!email) return;
+    if (!email) return true;
     if (!input.checkValidity() || !email.includes('@')) {
-      this.ctx.router.showError(`"${email}" is not an email address.`);
-      return;
+      markField(input, `"${email}" is not an email address.`);
+      return false;
     }
     if (!this.editing.approvers.some((a) => a.toLowerCase() === email.toLowerCase())) this.editing.approvers.push(email);
     this.editing.required = Number($('approval-required').value) || 1;
@@ -270,17 +283,19 @@ export class ChannelsView {
     this.ctx.router.clearError();
     this.renderEditor();
     input.focus();
+    return true;
   }
 
   saveRule(ev) {
     ev.preventDefault();
     const e = this.editing;
-    if ($('approval-email').value.trim()) this.addApprover();
+    clearFieldErrors($('approval-editor'));
+    if ($('approval-email').value.trim() && !this.addApprover()) return;
     const rule = { approvers: e.approvers, required_count: Number($('approval-required').value), window_seconds: Number($('approval-window').value) };
     this.ctx.router.change(async () => {
       this.replace(await this.ctx.api('PATCH', `/v1/channels/${enc(e.id)}`, { approval: rule }));
       this.closeEditor(e.id);
-    });
+    }, fieldErrorHandler($('approval-editor'), RULE_FIELDS));
   }
 
   removeRule() {
@@ -295,6 +310,7 @@ export class ChannelsView {
   closeEditor(focusId) {
     const id = focusId || (this.editing && this.editing.id);
     this.editing = null;
+    clearFieldErrors($('approval-editor'));
     $('approval-editor').hidden = true;
     $('approval-email').value = '';
     const b = id && $('channels').querySelector(`tr[data-channel-id="${CSS.escape(id)}"] button.channel-approval`);

@@ -166,7 +166,7 @@ export class MessageCard {
   field(f) {
     const id = `message-field-${++this.fieldSeq}`;
     const type = str(f.type) || 'text';
-    const common = { id, name: f.key, required: f.required === true, 'aria-required': f.required === true ? 'true' : null, dataset: { fieldKey: f.key, fieldType: type } };
+    const common = { id, name: f.key, required: f.required === true, 'aria-required': f.required === true ? 'true' : null, dataset: { fieldKey: f.key, fieldType: type, fieldLabel: str(f.label) || str(f.key) } };
     const placeholder = str(f.placeholder) || null;
     const label = el('label', { for: id }, f.label || f.key, f.required === true ? el('span', { className: 'hint', text: ' (required)' }) : null);
     switch (type) {

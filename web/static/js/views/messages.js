@@ -7,6 +7,7 @@
 import { $, el, confirmed, syncChildren } from '../dom.js';
 import { enc, transient } from '../api.js';
 import { MessageCard } from './message.js';
+import { fieldErrorHandler } from '../fielderrors.js';
 
 const PAGE_SIZE = 50; // shown at first and added by "More"
 const MAX_LIMIT = 200; // the largest page GET /v1/messages gives
@@ -209,8 +210,8 @@ export class MessagesView {
   }
 
   // respond answers once, then re-reads the list (the answer carries only
-  // the new status; the list shows the outcome).
-  respond(article, body) {
+  // the new status; the list shows the outcome). handle is the router's.
+  respond(article, body, handle) {
     if (article.dataset.responding === 'true') return;
     article.dataset.responding = 'true';
     const id = article.dataset.messageId;
@@ -223,7 +224,7 @@ export class MessagesView {
         delete article.dataset.responding;
       }
       await this.load(seq, { background: true });
-    });
+    }, handle);
   }
 
   click(ev) {
@@ -278,6 +279,9 @@ export class MessagesView {
     ev.preventDefault();
     const article = form.closest('article[data-message-id]');
     if (!article || form.dataset.key === undefined) return;
-    this.respond(article, { action: form.dataset.key, responses: this.formResponses(form) });
+    // A value the server refuses is shown at its field ("responses.<key>").
+    const fields = [...form.querySelectorAll('[data-field-key]')].map((input) => ({
+      key: `responses.${input.dataset.fieldKey}`, input, name: input.dataset.fieldLabel || input.dataset.fieldKey }));
+    this.respond(article, { action: form.dataset.key, responses: this.formResponses(form) }, fieldErrorHandler(form, fields));
   }
 }
