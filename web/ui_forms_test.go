@@ -1,10 +1,13 @@
 package web_test
 
 // Browser tests of the forms: a refusal of the API shown beside the field
-// it names, in the words of the field's label.
+// it names, in the words of the field's label; a form's answer in the
+// form's own order; the change-password form for password managers.
 
 import (
 	"context"
+	"fmt"
+	"net/http"
 	"testing"
 )
 
@@ -146,5 +149,30 @@ func TestUIFieldErrors(t *testing.T) {
 	b.noFieldError("#password-current")
 	if u, _ := e.st.UserByID(ctx, ada.ID); u.PasswordHash != ada.PasswordHash {
 		t.Error("a refused change changed the password")
+	}
+}
+
+// TestUIFormAnswerOrder: a form's answer lists its values in the form's
+// order, by the fields' labels, though the API gives them sorted by key.
+func TestUIFormAnswerOrder(t *testing.T) {
+	e, b, _ := setup(t)
+	tok := e.token(adaEmail, adaPassword)
+	_, webhook := e.channel(tok, "Disks")
+	id := e.send(webhook, map[string]any{"title": "Disk almost full", "callback_url": "https://hooks.example.com/x", "actions": []map[string]any{
+		{"type": "form", "key": "ack", "label": "Acknowledge", "fields": []map[string]any{
+			{"key": "who", "label": "Who looks at it", "type": "text"},
+			{"key": "eta", "label": "Minutes until fixed", "type": "number"},
+			{"key": "call", "label": "Call the vendor", "type": "checkbox"}}}}})
+	if status, body := e.api(http.MethodPost, "/v1/messages/"+id+"/respond", tok, map[string]any{"action": "ack",
+		"responses": map[string]any{"call": true, "eta": 30, "who": "Ada"}}); status != http.StatusOK {
+		t.Fatalf("respond: %d %v", status, body)
+	}
+	b.signIn(adaEmail, adaPassword)
+	b.openView("messages")
+	b.waitFor("the answer", shownJS(articleSel(id)+" .message-outcome dl"))
+	got := eval[[]string](b, `Array.from(document.querySelectorAll(`+js(articleSel(id)+" .outcome-values > *")+`)).map((n) => n.textContent)`)
+	want := []string{"Who looks at it", "Ada", "Minutes until fixed", "30", "Call the vendor", "yes"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("the answer's values = %q, want %q (the form's order)", got, want)
 	}
 }

@@ -115,8 +115,13 @@ export class MessageCard {
     if (!o || typeof o !== 'object') return null;
     const actions = Array.isArray(m.actions) ? m.actions : [];
     const act = actions.find((a) => a && a.key === o.action) || {};
-    const fields = new Map((Array.isArray(act.fields) ? act.fields : []).map((f) => [f.key, f.label || f.key]));
-    const responses = o.responses && typeof o.responses === 'object' ? Object.entries(o.responses) : [];
+    const fields = new Map((Array.isArray(act.fields) ? act.fields : []).filter((f) => f && typeof f === 'object')
+      .map((f) => [f.key, str(f.label) || str(f.key)]));
+    // The values in the form's order (the answer's keys come sorted), then
+    // any the form does not name.
+    const given = o.responses && typeof o.responses === 'object' ? o.responses : {};
+    const order = [...fields.keys()].filter((k) => Object.hasOwn(given, k));
+    const responses = [...order, ...Object.keys(given).filter((k) => !fields.has(k))].map((k) => [k, given[k]]);
     const by = o.by && typeof o.by === 'object' ? (str(o.by.name) ? `${o.by.name} (${str(o.by.email)})` : str(o.by.email)) : '';
     return el('div', { className: 'message-outcome', dataset: { action: str(o.action) } },
       el('p', {}, el('span', { className: 'outcome-label', text: str(act.label) || str(o.action) }),
