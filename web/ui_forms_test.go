@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 )
 
@@ -174,5 +175,29 @@ func TestUIFormAnswerOrder(t *testing.T) {
 	want := []string{"Who looks at it", "Ada", "Minutes until fixed", "30", "Call the vendor", "yes"}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("the answer's values = %q, want %q (the form's order)", got, want)
+	}
+}
+
+// TestUIPasswordFormUsername: the change-password form carries the
+// account's email as a hidden username field, so that a password manager
+// knows whose password changes; it is neither shown nor reached by Tab.
+func TestUIPasswordFormUsername(t *testing.T) {
+	_, b, _ := setup(t)
+	b.signIn(adaEmail, adaPassword)
+	b.openView("account")
+	sel := `#password-form input[autocomplete="username"]`
+	got := eval[[]string](b, `((i) => i ? [i.value, i.name, String(i.form && i.form.id), String(i.tabIndex)] : [])(document.querySelector(`+js(sel)+`))`)
+	if want := []string{adaEmail, "username", "password-form", "-1"}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("%s: value, name, form, tabindex = %q, want %q", sel, got, want)
+	}
+	if b.shown(sel) {
+		t.Errorf("%s is shown", sel)
+	}
+	// It comes before the password fields, as password managers look for it.
+	if !eval[bool](b, `!!(document.querySelector(`+js(sel)+`).compareDocumentPosition(document.getElementById("password-new")) & Node.DOCUMENT_POSITION_FOLLOWING)`) {
+		t.Error("the username field is not before the new password")
+	}
+	if got := eval[string](b, `document.getElementById("password-new").autocomplete + " " + document.getElementById("password-current").autocomplete`); !strings.Contains(got, "new-password") || !strings.Contains(got, "current-password") {
+		t.Errorf("the password fields' autocomplete = %q", got)
 	}
 }

@@ -19,6 +19,7 @@ export class AccountView {
     if (this.ctx.router.stale(seq)) return;
     const u = data.user || {};
     $('account-email').textContent = u.email || '';
+    $('password-username').value = u.email || '';
     $('account-name').textContent = u.name || '—';
     $('account-plan').textContent = u.plan || '';
     $('account-role').textContent = u.is_admin ? 'Administrator' : 'User';
