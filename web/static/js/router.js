@@ -123,13 +123,8 @@ export class Router {
       v.section.hidden = n !== name;
       const link = $('nav-' + n);
       if (link) {
-        if (n === name) {
-          link.setAttribute('aria-current', 'page');
-          // On a phone the links scroll sideways: keep this one in sight.
-          link.scrollIntoView({ block: 'nearest', inline: 'nearest' });
-        } else {
-          link.removeAttribute('aria-current');
-        }
+        if (n === name) link.setAttribute('aria-current', 'page');
+        else link.removeAttribute('aria-current');
       }
     }
     document.title = `${this.views[name].title} · Herald`;

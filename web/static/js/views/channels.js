@@ -26,8 +26,10 @@ const RULE_FIELDS = () => [
   { key: 'approval.window_seconds', input: $('approval-window'), name: 'Decide within' },
 ];
 
+// curlExample is a command that sends to url, one option a line (as a
+// shell reads it, and as it wraps on a phone).
 export function curlExample(url) {
-  return `curl -H 'Content-Type: application/json' -d '{"title":"Backup done","body":"**42 GB** in 3 min"}' ${url}`;
+  return `curl -H 'Content-Type: application/json' \\\n  -d '{"title":"Backup done","body":"**42 GB** in 3 min"}' \\\n  ${url}`;
 }
 
 export class ChannelsView {
@@ -120,7 +122,8 @@ export class ChannelsView {
       el('div', { className: 'webhook' }, el('code', { className: 'webhook-url', text: ch.webhook_url }),
         copyButton(ch.webhook_url, `Copy the webhook URL of ${name}`, 'copy copy-url')),
       el('details', { className: 'channel-curl' }, el('summary', { text: 'curl example' }),
-        el('pre', {}, el('code', { text: curlExample(ch.webhook_url) })),
+        // The URL may break anywhere, rather than leave its line's indent alone.
+        el('pre', {}, el('code', {}, curlExample(''), el('span', { className: 'curl-url', text: ch.webhook_url }))),
         copyButton(curlExample(ch.webhook_url), `Copy the curl example of ${name}`, 'copy copy-curl'))),
     el('td', { className: 'channel-folder', text: folder }),
     el('td', { className: 'actions' },
