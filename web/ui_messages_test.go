@@ -407,8 +407,8 @@ func TestUIMessagesRespond(t *testing.T) {
 
 	// After the sender collected the answers, the page still says what
 	// answered each message, with whom and the form's values by label.
-	if got := b.text(articleSel(btnID) + " span.message-status"); got != "Answered · collected" {
-		t.Errorf("status badge after the poll = %q, want Answered · collected", got)
+	if got := b.text(articleSel(btnID) + " span.message-status"); got != "Answered · the sender has the answer" {
+		t.Errorf("status badge after the poll = %q, want Answered · the sender has the answer", got)
 	}
 	type outcome struct {
 		Label  string            `json:"label"`

@@ -11,8 +11,8 @@ const HTTP_URL = /^https?:\/\//i;
 const STATUS_WORDS = {
   pending: 'Waiting for an answer',
   submitted: 'Answered',
-  already_read: 'Answered · collected',
-  expired: 'Answered · not collected in time',
+  already_read: 'Answered · the sender has the answer',
+  expired: 'Answered · the sender did not fetch it in time',
   failed: 'Failed',
 };
 const APPROVAL_WORDS = { pending: 'Waiting for approval', approved: 'Approved', rejected: 'Rejected', expired: 'Expired: no decision in time' };
@@ -57,6 +57,9 @@ export class MessageCard {
   statusWords(m) {
     if (m.approval) return APPROVAL_WORDS[m.approval.status] || m.approval.status;
     if (m.status === 'pending') return this.canAnswer(m) ? STATUS_WORDS.pending : '';
+    // With a callback the sender was sent the answer: not fetching it by
+    // polling is no news (the callback's own state is shown below).
+    if (m.status === 'expired' && m.callback_url) return STATUS_WORDS.submitted;
     return STATUS_WORDS[m.status] || m.status;
   }
 
