@@ -5,9 +5,11 @@ package web_test
 // exist, no heading said twice, states in plain words.
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -115,5 +117,98 @@ func TestUIAnswerWords(t *testing.T) {
 		if got := b.text(articleSel(id) + " span.message-status"); got != want {
 			t.Errorf("%s: status %q, want %q", b.text(articleSel(id)+" .message-title"), got, want)
 		}
+	}
+}
+
+// TestUIChannelColour: the colour is picked with a colour picker and kept
+// as #RRGGBB; a channel made without picking one has none; where messages
+// are listed, each carries its channel's colour as a mark by the channel's
+// name.
+func TestUIChannelColour(t *testing.T) {
+	e, b, u := setup(t)
+	tok := e.token(adaEmail, adaPassword)
+	b.signIn(adaEmail, adaPassword)
+	if got := eval[string](b, `document.getElementById("channel-color").type`); got != "color" {
+		t.Errorf("#channel-color is an input of type %q, want color", got)
+	}
+	if got := b.text("#channel-color-value"); got != "No colour" {
+		t.Errorf("before a colour is picked the field says %q, want No colour", got)
+	}
+	create := func(name, color string) {
+		t.Helper()
+		b.fill("#channel-name", name)
+		if color != "" {
+			b.choose("#channel-color", color)
+			if got := b.text("#channel-color-value"); got != strings.ToUpper(color) {
+				t.Errorf("after picking %s the field says %q", color, got)
+			}
+		}
+		b.click("#channel-create-submit")
+		b.waitFor("row "+name, rowWithJS("table#channels", "data-channel-id", "td.channel-name", name)+" && "+loaded())
+		if got := b.text("#channel-color-value"); got != "No colour" {
+			t.Errorf("after creating %s the colour field says %q, want No colour", name, got)
+		}
+	}
+	create("Backups", "#2da44e")
+	create("Printer", "")
+	stored := map[string]string{}
+	chs, err := e.st.ListChannels(context.Background(), u.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	webhooks := map[string]string{}
+	for _, c := range chs {
+		stored[c.Name] = c.Color
+	}
+	for _, c := range e.list("/v1/channels", "channels", tok) {
+		webhooks[c["name"].(string)] = c["webhook_url"].(string)
+	}
+	if stored["Backups"] != "#2DA44E" || stored["Printer"] != "" {
+		t.Errorf("stored colours = %v, want Backups #2DA44E and Printer none", stored)
+	}
+	// A picked colour can be taken back before creating.
+	b.choose("#channel-color", "#bf3989")
+	b.click("#channel-color-clear")
+	if got := b.text("#channel-color-value"); got != "No colour" || b.shown("#channel-color-clear") {
+		t.Errorf("after No colour the field says %q", got)
+	}
+
+	backup := e.send(webhooks["Backups"], map[string]any{"title": "Backup done"})
+	printer := e.send(webhooks["Printer"], map[string]any{"title": "Out of paper"})
+	b.openView("messages")
+	markJS := func(id string) string {
+		return `((s) => s ? getComputedStyle(s).backgroundColor + (s.getClientRects().length ? "" : " hidden") : "none")(document.querySelector(` + js(articleSel(id)+" .message-channel .swatch") + `))`
+	}
+	b.waitFor("the messages", shownJS(articleSel(backup))+" && "+shownJS(articleSel(printer)))
+	if got := eval[string](b, markJS(backup)); got != "rgb(45, 164, 78)" {
+		t.Errorf("the Backups message's mark = %q, want the channel's #2DA44E", got)
+	}
+	if got := eval[string](b, markJS(printer)); got != "none" {
+		t.Errorf("the Printer message's mark = %q, want none (no colour)", got)
+	}
+	if got := b.text(articleSel(backup) + " .message-channel"); got != "Backups" {
+		t.Errorf("the channel's name by the mark = %q", got)
+	}
+}
+
+// TestUIUserPlanDefault: the Users page creates a user on the plan the
+// command line gives one, pro, unless another is picked.
+func TestUIUserPlanDefault(t *testing.T) {
+	e, b, ada := setup(t)
+	ctx := context.Background()
+	if err := e.st.SetUserAdmin(ctx, ada.ID, true); err != nil {
+		t.Fatal(err)
+	}
+	b.signIn(adaEmail, adaPassword)
+	b.openView("users")
+	if got := eval[string](b, `document.getElementById("user-plan").value`); got != "pro" {
+		t.Errorf("the create form's plan = %q, want pro", got)
+	}
+	b.fill("#user-email", "carol@example.com")
+	b.fill("#user-password", "carol's password!")
+	b.click("#user-create-submit")
+	b.waitFor("Carol's row", `!!document.querySelector('#users tr[data-email="carol@example.com"]') && `+loaded())
+	if u, err := e.st.UserByEmail(ctx, "carol@example.com"); err != nil || u.Plan != "pro" {
+		t.Errorf("the created user: %+v, %v; want plan pro", u, err)
 	}
 }

@@ -8,6 +8,7 @@ import { startRename } from '../rename.js';
 import { fieldErrorHandler, markField, clearFieldErrors } from '../fielderrors.js';
 
 const FOREVER = '9999-12-31T00:00:00.000Z'; // "until turned off"
+const UNSET_COLOR = '#8c959f'; // what the picker shows before a colour is picked
 const MUTES = [['3600', 'for 1 hour'], ['28800', 'for 8 hours'], ['86400', 'for 1 day'], ['forever', 'until turned off']];
 
 function mutedUntil(ch) {
@@ -42,6 +43,11 @@ export class ChannelsView {
     this.folders = [];
     this.editing = null; // the approval editor: {id, approvers: [email], ...}
     $('channel-create').addEventListener('submit', (ev) => this.create(ev));
+    $('channel-color').addEventListener('input', () => this.pickColor(true));
+    $('channel-color-clear').addEventListener('click', () => {
+      this.pickColor(false);
+      $('channel-color').focus();
+    });
     $('channels').tBodies[0].addEventListener('click', (ev) => this.click(ev));
     $('channels').tBodies[0].addEventListener('change', (ev) => this.changeSelect(ev));
     const ed = $('approval-editor');
@@ -142,11 +148,22 @@ export class ChannelsView {
     this.render();
   }
 
+  // pickColor marks the colour picked (it is sent) or not (the channel has
+  // none): a colour input always holds some colour.
+  pickColor(chosen) {
+    const box = $('channel-color').closest('.color-field');
+    box.dataset.chosen = chosen ? 'true' : 'false';
+    if (!chosen) $('channel-color').value = UNSET_COLOR;
+    $('channel-color-value').textContent = chosen ? $('channel-color').value.toUpperCase() : 'No colour';
+    $('channel-color-clear').hidden = !chosen;
+  }
+
   create(ev) {
     ev.preventDefault();
     const { api, router } = this.ctx;
     const name = $('channel-name').value;
-    const color = $('channel-color').value.trim();
+    const picked = $('channel-color').closest('.color-field').dataset.chosen === 'true';
+    const color = picked ? $('channel-color').value.toUpperCase() : '';
     const folderId = $('channel-folder').value;
     router.change(async () => {
       const body = { name };
@@ -154,7 +171,7 @@ export class ChannelsView {
       let ch = await api('POST', '/v1/channels', body);
       this.channels = [...this.channels, ch];
       $('channel-name').value = '';
-      $('channel-color').value = '';
+      this.pickColor(false);
       // POST /v1/channels takes no folder_id: the folder is a PATCH after.
       try {
         if (folderId) ch = await api('PATCH', `/v1/channels/${enc(ch.id)}`, { folder_id: folderId });

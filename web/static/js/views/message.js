@@ -2,7 +2,7 @@
 // approval's votes, what answered it, its actions (answerable only while
 // there is something to answer), and its callback's delivery. The list
 // (messages.js) decides which messages to show; this module, how.
-import { el, button, timeEl } from '../dom.js';
+import { el, button, timeEl, swatch } from '../dom.js';
 import { renderMarkdown } from '../markdown.js';
 
 const HTTP_URL = /^https?:\/\//i;
@@ -63,7 +63,9 @@ export class MessageCard {
     return STATUS_WORDS[m.status] || m.status;
   }
 
-  article(m, channel, log) {
+  // article draws m, sent to the channel named channel (its colour color,
+  // if any), with its delivery log if open.
+  article(m, channel, log, color) {
     const title = str(m.title);
     const words = this.statusWords(m);
     const status = m.approval ? `approval-${m.approval.status}` : str(m.status);
@@ -72,7 +74,7 @@ export class MessageCard {
         el('h3', { className: 'message-title', text: title }),
         words ? el('span', { className: 'message-status', dataset: { status }, text: words }) : null),
       el('div', { className: 'message-meta' },
-        el('span', { className: 'message-channel', text: channel }),
+        el('span', { className: 'message-channel' }, swatch(color), channel),
         m.priority && m.priority !== 'normal' ? el('span', { className: 'message-priority', dataset: { priority: m.priority }, text: `${m.priority} priority` }) : null,
         m.created_at ? timeEl(m.created_at, 'message-time') : null,
         m.muted ? el('span', { className: 'message-muted', title: 'The channel was muted: stored without a push', text: 'muted' }) : null),
