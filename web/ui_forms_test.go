@@ -111,8 +111,14 @@ func TestUIFieldErrors(t *testing.T) {
 	if c, _ := e.st.Channel(ctx, ada.ID, chID); c.Approval != nil {
 		t.Errorf("a refused rule was stored: %+v", c.Approval)
 	}
-	b.click("#approval-cancel")
+	// Taking the refused address out takes the error away.
+	b.click(`#approval-approvers button[data-email="nobody@example.com"]`)
 	b.noFieldError("#approval-email")
+	b.fill("#approval-required", "9")
+	b.click("#approval-save")
+	b.waitFieldError("#approval-required", "Approvals needed must be between 1 and the number of approvers (1).")
+	b.click("#approval-cancel")
+	b.noFieldError("#approval-required")
 
 	// The create forms: the name each needs.
 	for _, f := range []struct{ view, input, submit string }{

@@ -65,6 +65,7 @@ export class ChannelsView {
       const b = ev.target.closest('button[data-email]');
       if (!b) return;
       this.editing.approvers = this.editing.approvers.filter((e) => e !== b.dataset.email);
+      clearFieldErrors($('approval-editor')); // what was refused may be gone
       this.renderEditor();
       $('approval-email').focus();
     });
