@@ -140,7 +140,7 @@ func TestPWANotifications(t *testing.T) {
 	if got := b.text("#notifications-control .notify-status"); !strings.HasPrefix(got, "On:") {
 		t.Errorf("status when on = %q", got)
 	}
-	if b.shown("#notifications-hint-root .notify-hint") {
+	if eval[bool](b, `!!document.querySelector("#notifications-hint-root .notify-hint")`) {
 		t.Error("the hint is still shown with notifications on")
 	}
 	devices := e.list("/v1/devices", "devices", tok)
@@ -258,7 +258,7 @@ func TestPWANotificationStates(t *testing.T) {
 	if b.shown("#notifications-control button") {
 		t.Error("a button is offered while the browser blocks notifications")
 	}
-	if b.shown("#notifications-hint-root .notify-hint") {
+	if eval[bool](b, `!!document.querySelector("#notifications-hint-root .notify-hint")`) {
 		t.Error("the hint is shown while notifications are blocked")
 	}
 	b.screenshot("control-blocked")
@@ -324,7 +324,7 @@ func TestPWANotificationsUnsupported(t *testing.T) {
 			if got := b.text("#notifications-control .notify-status"); !strings.HasPrefix(got, tt.want) {
 				t.Errorf("status = %q, want it to start %q", got, tt.want)
 			}
-			if b.shown("#notifications-control button") || b.shown("#notifications-hint-root .notify-hint") {
+			if b.shown("#notifications-control button") || eval[bool](b, `!!document.querySelector("#notifications-hint-root .notify-hint")`) {
 				t.Error("a way to turn notifications on is offered where the browser has none")
 			}
 			b.screenshot(tt.shot)

@@ -66,9 +66,10 @@ func seed(t *testing.T, e *env, tok string) {
 	e.send(backups, map[string]any{"title": "Backup done", "body": "Nightly backup of **42 GB** finished in *3 min*.\n\n- `/var`: ok\n- `/home`: ok"})
 	id := e.send(backups, map[string]any{"title": "Disk almost full", "priority": "high", "callback_url": "https://hooks.example.com/disk",
 		"body": "`/dev/sda1` is at **93%**.", "actions": []map[string]any{
-			{"type": "form", "key": "note", "label": "Acknowledge", "fields": []map[string]any{{"key": "who", "label": "Who looks at it", "type": "text"}}},
+			{"type": "form", "key": "note", "label": "Acknowledge", "fields": []map[string]any{{"key": "who", "label": "Who looks at it", "type": "text"},
+				{"key": "eta", "label": "Minutes until fixed", "type": "number"}}},
 			{"type": "url", "label": "Open Grafana", "value": "https://grafana.example.com/d/disk"}}})
-	if status, body := e.api(http.MethodPost, "/v1/messages/"+id+"/respond", tok, map[string]any{"action": "note", "responses": map[string]any{"who": "Ada"}}); status != 200 {
+	if status, body := e.api(http.MethodPost, "/v1/messages/"+id+"/respond", tok, map[string]any{"action": "note", "responses": map[string]any{"who": "Ada", "eta": 30}}); status != 200 {
 		t.Fatalf("respond: %d %v", status, body)
 	}
 	e.send(deploys, map[string]any{"title": "Deploy v2.3 to prod?", "body": "Changes: [#412](https://git.example.com/pr/412)"})
@@ -93,8 +94,8 @@ func seed(t *testing.T, e *env, tok string) {
 // TestUILookAndFeel: dark mode follows the system until the toggle picks
 // one, which is kept; the phone header is compact; focus is visible; times
 // read as relative with the exact time on hover. With HERALD_UI_SHOTS set
-// to a directory, every page is saved there in light and dark at 1280 and
-// 390 pixels wide.
+// to a directory, every page (and the phone's open menu) is saved there in
+// light and dark at 1280 and 390 pixels wide.
 func TestUILookAndFeel(t *testing.T) {
 	e, b, ada := setup(t)
 	if err := e.st.SetUserAdmin(context.Background(), ada.ID, true); err != nil {
@@ -170,6 +171,7 @@ func TestUILookAndFeel(t *testing.T) {
 				b.navigate("/#/" + view)
 				b.waitView(view)
 				if view == "channels" {
+					b.click(`#channels tbody tr:nth-child(1) details.channel-curl summary`)
 					b.click(`#channels tbody tr:nth-child(2) button.channel-approval`)
 					b.waitFor("the editor", shownJS("#approval-editor")+" && "+loaded())
 				}
@@ -179,9 +181,16 @@ func TestUILookAndFeel(t *testing.T) {
 				}
 				b.save(filepath.Join(shots, fmt.Sprintf("%s-%s-%d.png", view, theme, width)))
 			}
+			if width == 390 {
+				b.click("#nav-toggle")
+				b.waitFor("the menu", shownJS("#nav-channels"))
+				b.save(filepath.Join(shots, fmt.Sprintf("menu-%s-%d.png", theme, width)))
+				b.click("#nav-toggle")
+			}
 		}
 	}
 	eval[bool](b, `(localStorage.removeItem("herald-theme"), true)`)
+	b.click("#nav-toggle") // at 390 px, Sign out is in the menu
 	b.click("#signout")
 	b.waitView("signin")
 	b.save(filepath.Join(shots, "signin-light-390.png"))

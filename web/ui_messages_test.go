@@ -350,12 +350,9 @@ func TestUIMessagesRespond(t *testing.T) {
 		t.Errorf("button.message-form-submit = %q, want Send reason", got)
 	}
 
-	// Empty: the API's error, nothing stored, the form stays.
+	// Empty: the API's error beside the field, nothing stored, the form stays.
 	b.click(formSel + " button.message-form-submit")
-	b.waitFor("an error in #error", `document.getElementById("error").textContent.trim() !== "" && `+loaded())
-	if msg := b.text("#error"); !strings.Contains(msg, `field "reason" is required`) {
-		t.Errorf("#error after an empty form = %q, want the API's message about reason", msg)
-	}
+	b.waitFieldError(formSel+` [data-field-key="reason"]`, "Reason is required.")
 	if m := e.apiMessage(tok, formID); m["status"] != "pending" || m["response"] != nil {
 		t.Errorf("GET /v1/messages/%s after the empty form = %v, want pending without a response", formID, m)
 	}
@@ -410,8 +407,8 @@ func TestUIMessagesRespond(t *testing.T) {
 
 	// After the sender collected the answers, the page still says what
 	// answered each message, with whom and the form's values by label.
-	if got := b.text(articleSel(btnID) + " span.message-status"); got != "Answered · collected" {
-		t.Errorf("status badge after the poll = %q, want Answered · collected", got)
+	if got := b.text(articleSel(btnID) + " span.message-status"); got != "Answered · the sender has the answer" {
+		t.Errorf("status badge after the poll = %q, want Answered · the sender has the answer", got)
 	}
 	type outcome struct {
 		Label  string            `json:"label"`

@@ -6,6 +6,15 @@ import { registerServiceWorker, storedDevice, storeDevice } from './sw-register.
 
 const HINT_KEY = 'herald.notifications.hint-dismissed';
 
+// SUBSCRIBE_MS is how long the browser's push service gets to answer
+// pushManager.subscribe. Without a way to reach it (a LAN without
+// internet, a browser without a push service) the call never settles.
+const SUBSCRIBE_MS = 10000;
+
+const UNREACHABLE = 'This browser could not reach its push service within 10 seconds, so notifications were not turned on. ' +
+  'Notifications travel through the push service of the browser\'s maker (Google for Chrome and Edge, Mozilla for Firefox, ' +
+  'Apple for Safari): this device needs internet access to it, and Herald must be open over https. Check the connection and try again.';
+
 let hintRoot = null; // where the hint is shown, cleared once notifications are on
 
 // ---- API ----
@@ -90,6 +99,15 @@ async function thisBrowserDevice() {
   }
 }
 
+// withTimeout settles as promise does, or fails with message after ms.
+function withTimeout(promise, ms, message) {
+  let timer;
+  const late = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new Error(message)), ms);
+  });
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
+}
+
 function base64urlToBytes(s) {
   const b64 = s.replace(/-/g, '+').replace(/_/g, '/') + '==='.slice((s.length + 3) % 4);
   return Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
@@ -131,11 +149,13 @@ async function turnOn() {
     }
   }
   if (!sub) {
-    try {
-      sub = await reg.pushManager.subscribe({ userVisibleOnly: true, applicationServerKey: base64urlToBytes(key) });
-    } catch (err) {
-      throw new Error(`This browser could not subscribe to its push service (${err && err.message ? err.message : err}).`);
-    }
+    const subscribing = reg.pushManager.subscribe({ userVisibleOnly: true, applicationServerKey: base64urlToBytes(key) })
+      .catch((err) => {
+        throw new Error(`This browser could not subscribe to its push service (${err && err.message ? err.message : err}).`);
+      });
+    // A subscription that arrives after the wait is found by the next try
+    // (getSubscription above).
+    sub = await withTimeout(subscribing, SUBSCRIBE_MS, UNREACHABLE);
   }
   await register(sub);
 }
@@ -179,6 +199,24 @@ const TEXT = {
   insecure: 'Browsers allow notifications only on https:// pages (or on localhost). Open Herald over https.',
 };
 
+// working shows that btn is at work: disabled, reading text, with note in a
+// status line appended to box. The function it returns undoes that.
+function working(btn, box, text, note) {
+  const label = btn.textContent;
+  btn.disabled = true;
+  btn.textContent = text;
+  for (const old of box.querySelectorAll('.notify-error, .notify-progress')) old.remove();
+  const line = note ? el('p', { className: 'notify-progress', role: 'status', text: note }) : null;
+  if (line) box.append(line);
+  return () => {
+    btn.disabled = false;
+    btn.textContent = label;
+    if (line) line.remove();
+  };
+}
+
+const PROGRESS = 'Waiting for the browser and its push service; this takes a few seconds.';
+
 // mountNotifications renders the "Notifications in this browser" control
 // into root; root.dataset.state tells its state (on, off, blocked,
 // unsupported, busy).
@@ -195,7 +233,10 @@ export async function mountNotifications(root) {
     if (s.state === 'on' || s.state === 'off') {
       const btn = el('button', { type: 'button', className: 'notify-toggle' + (s.state === 'on' ? ' secondary' : ''),
         text: s.state === 'on' ? 'Turn off' : 'Turn on notifications' });
-      btn.addEventListener('click', () => change(s.state === 'on' ? turnOff : turnOn));
+      btn.addEventListener('click', () => {
+        working(btn, btn.parentElement, s.state === 'on' ? 'Turning off…' : 'Turning on…', s.state === 'on' ? '' : PROGRESS);
+        change(s.state === 'on' ? turnOff : turnOn);
+      });
       children.push(btn);
     }
     if (error) children.push(el('p', { className: 'notify-error', role: 'alert', text: error }));
@@ -257,10 +298,12 @@ export async function mountNotificationsHint(root) {
   };
   close.addEventListener('click', dismiss);
   on.addEventListener('click', async () => {
+    const done = working(on, box, 'Turning on…', PROGRESS);
     try {
       await turnOn();
       dismiss();
     } catch (err) {
+      done();
       box.append(el('p', { className: 'notify-error', role: 'alert', text: err && err.message ? err.message : String(err) }));
     }
   });

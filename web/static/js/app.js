@@ -6,6 +6,7 @@ import { $, refreshTimes } from './dom.js';
 import { Router } from './router.js';
 import { Stream } from './stream.js';
 import { initTheme } from './theme.js';
+import { initMenu } from './menu.js';
 import { mountNotificationsHint } from './notifications.js';
 import { SigninView } from './views/signin.js';
 import { ChannelsView } from './views/channels.js';
@@ -23,6 +24,7 @@ const session = {
   set(user) {
     this.user = user;
     $('nav').hidden = !user;
+    $('nav-toggle').hidden = !user;
     $('whoami').textContent = user ? user.email : '';
     $('whoami').title = user && user.name ? user.name : '';
     for (const li of document.querySelectorAll('#nav .admin-only')) li.hidden = !(user && user.is_admin);
@@ -75,6 +77,7 @@ ctx.signedIn = (user) => {
 };
 
 initTheme($('theme-toggle'));
+initMenu($('nav-toggle'), $('nav'));
 $('nav').addEventListener('click', onNavClick);
 $('signout').addEventListener('click', signout);
 setInterval(() => refreshTimes(), 30000);

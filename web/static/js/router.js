@@ -33,37 +33,40 @@ export class Router {
     }
   }
 
-  // run marks the page busy while fn runs and reports its failure.
-  async run(fn) {
+  // run marks the page busy while fn runs and reports its failure: to
+  // handle first (true when it showed the error itself, as beside a form's
+  // field), else in the banner.
+  async run(fn, handle) {
     this.begin();
     try {
       await fn();
     } catch (err) {
-      this.fail(err);
+      if (handle && !(err instanceof ApiError && err.sessionLost) && handle(err)) this.clearError();
+      else this.fail(err);
     } finally {
       this.end();
     }
   }
 
   // action runs a change, then re-renders the current view (unless the user
-  // has gone elsewhere meanwhile).
-  action(fn) {
+  // has gone elsewhere meanwhile). handle is run's.
+  action(fn, handle) {
     const view = this.current;
     const seq = this.seq;
     return this.run(async () => {
       await fn();
       this.clearError();
       if (seq === this.seq && view === this.current) await this.views[view].load(seq);
-    });
+    }, handle);
   }
 
   // change runs a change whose answer the view renders itself: one round
-  // trip, no reload.
-  change(fn) {
+  // trip, no reload. handle is run's.
+  change(fn, handle) {
     return this.run(async () => {
       await fn();
       this.clearError();
-    });
+    }, handle);
   }
 
   stale(seq) {
@@ -120,13 +123,8 @@ export class Router {
       v.section.hidden = n !== name;
       const link = $('nav-' + n);
       if (link) {
-        if (n === name) {
-          link.setAttribute('aria-current', 'page');
-          // On a phone the links scroll sideways: keep this one in sight.
-          link.scrollIntoView({ block: 'nearest', inline: 'nearest' });
-        } else {
-          link.removeAttribute('aria-current');
-        }
+        if (n === name) link.setAttribute('aria-current', 'page');
+        else link.removeAttribute('aria-current');
       }
     }
     document.title = `${this.views[name].title} · Herald`;

@@ -2,6 +2,7 @@
 // identities, notifications in this browser, and sign out everywhere.
 import { $, el, timeEl, confirmed } from '../dom.js';
 import { mountNotifications } from '../notifications.js';
+import { fieldErrorHandler } from '../fielderrors.js';
 
 export class AccountView {
   constructor(ctx) {
@@ -18,6 +19,7 @@ export class AccountView {
     if (this.ctx.router.stale(seq)) return;
     const u = data.user || {};
     $('account-email').textContent = u.email || '';
+    $('password-username').value = u.email || '';
     $('account-name').textContent = u.name || '—';
     $('account-plan').textContent = u.plan || '';
     $('account-role').textContent = u.is_admin ? 'Administrator' : 'User';
@@ -44,7 +46,11 @@ export class AccountView {
       $('password-current').value = '';
       $('password-new').value = '';
       $('password-done').hidden = false;
-    });
+    }, fieldErrorHandler($('password-form'), [
+      // Said beside the field: "This is not your current password."
+      { key: 'current_password', input: $('password-current'), name: 'This' },
+      { key: 'new_password', input: $('password-new'), name: 'The new password' },
+    ]));
   }
 
   signoutAll() {

@@ -5,8 +5,10 @@
 import { $, el, button, timeEl, swatch, paintSwatches, confirmed, copyButton, copyFrom, exactTime } from '../dom.js';
 import { enc } from '../api.js';
 import { startRename } from '../rename.js';
+import { fieldErrorHandler, markField, clearFieldErrors } from '../fielderrors.js';
 
 const FOREVER = '9999-12-31T00:00:00.000Z'; // "until turned off"
+const UNSET_COLOR = '#8c959f'; // what the picker shows before a colour is picked
 const MUTES = [['3600', 'for 1 hour'], ['28800', 'for 8 hours'], ['86400', 'for 1 day'], ['forever', 'until turned off']];
 
 function mutedUntil(ch) {
@@ -14,8 +16,21 @@ function mutedUntil(ch) {
   return !Number.isNaN(t) && t > Date.now() ? t : 0;
 }
 
+// The API's keys of the forms' fields, and the inputs they name.
+const CREATE_FIELDS = () => [
+  { key: 'name', input: $('channel-name'), name: 'Name' },
+  { key: 'color', input: $('channel-color'), name: 'Colour' },
+];
+const RULE_FIELDS = () => [
+  { key: 'approval.approvers', input: $('approval-email'), name: 'Approvers' },
+  { key: 'approval.required_count', input: $('approval-required'), name: 'Approvals needed' },
+  { key: 'approval.window_seconds', input: $('approval-window'), name: 'Decide within' },
+];
+
+// curlExample is a command that sends to url, one option a line (as a
+// shell reads it, and as it wraps on a phone).
 export function curlExample(url) {
-  return `curl -H 'Content-Type: application/json' -d '{"title":"Backup done","body":"**42 GB** in 3 min"}' ${url}`;
+  return `curl -H 'Content-Type: application/json' \\\n  -d '{"title":"Backup done","body":"**42 GB** in 3 min"}' \\\n  ${url}`;
 }
 
 export class ChannelsView {
@@ -28,6 +43,11 @@ export class ChannelsView {
     this.folders = [];
     this.editing = null; // the approval editor: {id, approvers: [email], ...}
     $('channel-create').addEventListener('submit', (ev) => this.create(ev));
+    $('channel-color').addEventListener('input', () => this.pickColor(true));
+    $('channel-color-clear').addEventListener('click', () => {
+      this.pickColor(false);
+      $('channel-color').focus();
+    });
     $('channels').tBodies[0].addEventListener('click', (ev) => this.click(ev));
     $('channels').tBodies[0].addEventListener('change', (ev) => this.changeSelect(ev));
     const ed = $('approval-editor');
@@ -45,6 +65,7 @@ export class ChannelsView {
       const b = ev.target.closest('button[data-email]');
       if (!b) return;
       this.editing.approvers = this.editing.approvers.filter((e) => e !== b.dataset.email);
+      clearFieldErrors($('approval-editor')); // what was refused may be gone
       this.renderEditor();
       $('approval-email').focus();
     });
@@ -108,7 +129,8 @@ export class ChannelsView {
       el('div', { className: 'webhook' }, el('code', { className: 'webhook-url', text: ch.webhook_url }),
         copyButton(ch.webhook_url, `Copy the webhook URL of ${name}`, 'copy copy-url')),
       el('details', { className: 'channel-curl' }, el('summary', { text: 'curl example' }),
-        el('pre', {}, el('code', { text: curlExample(ch.webhook_url) })),
+        // The URL may break anywhere, rather than leave its line's indent alone.
+        el('pre', {}, el('code', {}, curlExample(''), el('span', { className: 'curl-url', text: ch.webhook_url }))),
         copyButton(curlExample(ch.webhook_url), `Copy the curl example of ${name}`, 'copy copy-curl'))),
     el('td', { className: 'channel-folder', text: folder }),
     el('td', { className: 'actions' },
@@ -127,11 +149,22 @@ export class ChannelsView {
     this.render();
   }
 
+  // pickColor marks the colour picked (it is sent) or not (the channel has
+  // none): a colour input always holds some colour.
+  pickColor(chosen) {
+    const box = $('channel-color').closest('.color-field');
+    box.dataset.chosen = chosen ? 'true' : 'false';
+    if (!chosen) $('channel-color').value = UNSET_COLOR;
+    $('channel-color-value').textContent = chosen ? $('channel-color').value.toUpperCase() : 'No colour';
+    $('channel-color-clear').hidden = !chosen;
+  }
+
   create(ev) {
     ev.preventDefault();
     const { api, router } = this.ctx;
     const name = $('channel-name').value;
-    const color = $('channel-color').value.trim();
+    const picked = $('channel-color').closest('.color-field').dataset.chosen === 'true';
+    const color = picked ? $('channel-color').value.toUpperCase() : '';
     const folderId = $('channel-folder').value;
     router.change(async () => {
       const body = { name };
@@ -139,7 +172,7 @@ export class ChannelsView {
       let ch = await api('POST', '/v1/channels', body);
       this.channels = [...this.channels, ch];
       $('channel-name').value = '';
-      $('channel-color').value = '';
+      this.pickColor(false);
       // POST /v1/channels takes no folder_id: the folder is a PATCH after.
       try {
         if (folderId) ch = await api('PATCH', `/v1/channels/${enc(ch.id)}`, { folder_id: folderId });
@@ -147,7 +180,7 @@ export class ChannelsView {
         this.replace(ch);
       }
       $('channel-folder').value = '';
-    });
+    }, fieldErrorHandler($('channel-create'), CREATE_FIELDS));
   }
 
   click(ev) {
@@ -232,6 +265,7 @@ export class ChannelsView {
         window: ch.approval ? ch.approval.window_seconds : 3600,
         hasRule: !!ch.approval,
       };
+      clearFieldErrors($('approval-editor'));
       this.renderEditor();
       $('approval-editor').hidden = false;
       $('approval-editor').scrollIntoView({ block: 'nearest' });
@@ -258,10 +292,10 @@ export class ChannelsView {
   addApprover() {
     const input = $('approval-email');
     const email = input.value.trim();
-    if (!email) return;
+    if (!email) return true;
     if (!input.checkValidity() || !email.includes('@')) {
-      this.ctx.router.showError(`"${email}" is not an email address.`);
-      return;
+      markField(input, `"${email}" is not an email address.`);
+      return false;
     }
     if (!this.editing.approvers.some((a) => a.toLowerCase() === email.toLowerCase())) this.editing.approvers.push(email);
     this.editing.required = Number($('approval-required').value) || 1;
@@ -270,17 +304,19 @@ export class ChannelsView {
     this.ctx.router.clearError();
     this.renderEditor();
     input.focus();
+    return true;
   }
 
   saveRule(ev) {
     ev.preventDefault();
     const e = this.editing;
-    if ($('approval-email').value.trim()) this.addApprover();
+    clearFieldErrors($('approval-editor'));
+    if ($('approval-email').value.trim() && !this.addApprover()) return;
     const rule = { approvers: e.approvers, required_count: Number($('approval-required').value), window_seconds: Number($('approval-window').value) };
     this.ctx.router.change(async () => {
       this.replace(await this.ctx.api('PATCH', `/v1/channels/${enc(e.id)}`, { approval: rule }));
       this.closeEditor(e.id);
-    });
+    }, fieldErrorHandler($('approval-editor'), RULE_FIELDS));
   }
 
   removeRule() {
@@ -295,6 +331,7 @@ export class ChannelsView {
   closeEditor(focusId) {
     const id = focusId || (this.editing && this.editing.id);
     this.editing = null;
+    clearFieldErrors($('approval-editor'));
     $('approval-editor').hidden = true;
     $('approval-email').value = '';
     const b = id && $('channels').querySelector(`tr[data-channel-id="${CSS.escape(id)}"] button.channel-approval`);

@@ -2,6 +2,7 @@
 import { $, el, button, timeEl, confirmed } from '../dom.js';
 import { enc } from '../api.js';
 import { startRename } from '../rename.js';
+import { fieldErrorHandler } from '../fielderrors.js';
 
 export class FoldersView {
   constructor(ctx) {
@@ -44,7 +45,7 @@ export class FoldersView {
       const f = await this.ctx.api('POST', '/v1/folders', { name });
       $('folder-name').value = '';
       this.render([...this.folders, f]);
-    });
+    }, fieldErrorHandler($('folder-create'), [{ key: 'name', input: $('folder-name'), name: 'Name' }]));
   }
 
   click(ev) {

@@ -1,6 +1,7 @@
 // API keys: create (the secret is shown once), list, revoke.
 import { $, el, button, timeEl, confirmed, copyButton, copyFrom } from '../dom.js';
 import { enc } from '../api.js';
+import { fieldErrorHandler } from '../fielderrors.js';
 
 export class KeysView {
   constructor(ctx) {
@@ -44,7 +45,7 @@ export class KeysView {
       const data = await this.ctx.api('POST', '/v1/keys', { name });
       $('key-name').value = '';
       secret = data.key || '';
-    }).then(() => {
+    }, fieldErrorHandler($('key-create'), [{ key: 'name', input: $('key-name'), name: 'Name' }])).then(() => {
       if (!secret) return;
       $('key-secret').textContent = secret;
       $('key-secret').after(copyButton(secret, 'Copy the new API key'));

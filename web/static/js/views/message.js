@@ -2,7 +2,7 @@
 // approval's votes, what answered it, its actions (answerable only while
 // there is something to answer), and its callback's delivery. The list
 // (messages.js) decides which messages to show; this module, how.
-import { el, button, timeEl } from '../dom.js';
+import { el, button, timeEl, swatch } from '../dom.js';
 import { renderMarkdown } from '../markdown.js';
 
 const HTTP_URL = /^https?:\/\//i;
@@ -11,8 +11,8 @@ const HTTP_URL = /^https?:\/\//i;
 const STATUS_WORDS = {
   pending: 'Waiting for an answer',
   submitted: 'Answered',
-  already_read: 'Answered · collected',
-  expired: 'Answered · not collected in time',
+  already_read: 'Answered · the sender has the answer',
+  expired: 'Answered · the sender did not fetch it in time',
   failed: 'Failed',
 };
 const APPROVAL_WORDS = { pending: 'Waiting for approval', approved: 'Approved', rejected: 'Rejected', expired: 'Expired: no decision in time' };
@@ -57,10 +57,15 @@ export class MessageCard {
   statusWords(m) {
     if (m.approval) return APPROVAL_WORDS[m.approval.status] || m.approval.status;
     if (m.status === 'pending') return this.canAnswer(m) ? STATUS_WORDS.pending : '';
+    // With a callback the sender was sent the answer: not fetching it by
+    // polling is no news (the callback's own state is shown below).
+    if (m.status === 'expired' && m.callback_url) return STATUS_WORDS.submitted;
     return STATUS_WORDS[m.status] || m.status;
   }
 
-  article(m, channel, log) {
+  // article draws m, sent to the channel named channel (its colour color,
+  // if any), with its delivery log if open.
+  article(m, channel, log, color) {
     const title = str(m.title);
     const words = this.statusWords(m);
     const status = m.approval ? `approval-${m.approval.status}` : str(m.status);
@@ -69,7 +74,7 @@ export class MessageCard {
         el('h3', { className: 'message-title', text: title }),
         words ? el('span', { className: 'message-status', dataset: { status }, text: words }) : null),
       el('div', { className: 'message-meta' },
-        el('span', { className: 'message-channel', text: channel }),
+        el('span', { className: 'message-channel' }, swatch(color), channel),
         m.priority && m.priority !== 'normal' ? el('span', { className: 'message-priority', dataset: { priority: m.priority }, text: `${m.priority} priority` }) : null,
         m.created_at ? timeEl(m.created_at, 'message-time') : null,
         m.muted ? el('span', { className: 'message-muted', title: 'The channel was muted: stored without a push', text: 'muted' }) : null),
@@ -115,8 +120,13 @@ export class MessageCard {
     if (!o || typeof o !== 'object') return null;
     const actions = Array.isArray(m.actions) ? m.actions : [];
     const act = actions.find((a) => a && a.key === o.action) || {};
-    const fields = new Map((Array.isArray(act.fields) ? act.fields : []).map((f) => [f.key, f.label || f.key]));
-    const responses = o.responses && typeof o.responses === 'object' ? Object.entries(o.responses) : [];
+    const fields = new Map((Array.isArray(act.fields) ? act.fields : []).filter((f) => f && typeof f === 'object')
+      .map((f) => [f.key, str(f.label) || str(f.key)]));
+    // The values in the form's order (the answer's keys come sorted), then
+    // any the form does not name.
+    const given = o.responses && typeof o.responses === 'object' ? o.responses : {};
+    const order = [...fields.keys()].filter((k) => Object.hasOwn(given, k));
+    const responses = [...order, ...Object.keys(given).filter((k) => !fields.has(k))].map((k) => [k, given[k]]);
     const by = o.by && typeof o.by === 'object' ? (str(o.by.name) ? `${o.by.name} (${str(o.by.email)})` : str(o.by.email)) : '';
     return el('div', { className: 'message-outcome', dataset: { action: str(o.action) } },
       el('p', {}, el('span', { className: 'outcome-label', text: str(act.label) || str(o.action) }),
@@ -166,7 +176,7 @@ export class MessageCard {
   field(f) {
     const id = `message-field-${++this.fieldSeq}`;
     const type = str(f.type) || 'text';
-    const common = { id, name: f.key, required: f.required === true, 'aria-required': f.required === true ? 'true' : null, dataset: { fieldKey: f.key, fieldType: type } };
+    const common = { id, name: f.key, required: f.required === true, 'aria-required': f.required === true ? 'true' : null, dataset: { fieldKey: f.key, fieldType: type, fieldLabel: str(f.label) || str(f.key) } };
     const placeholder = str(f.placeholder) || null;
     const label = el('label', { for: id }, f.label || f.key, f.required === true ? el('span', { className: 'hint', text: ' (required)' }) : null);
     switch (type) {

@@ -4,9 +4,10 @@
 // callback's delivery log with Redeliver, and deletion. The same view, on
 // its own page, is an approver's list: the approvals asked of them in
 // every channel (GET /v1/messages?approver=me), with the vote buttons.
-import { $, el, confirmed, syncChildren } from '../dom.js';
+import { $, el, confirmed, syncChildren, paintSwatches } from '../dom.js';
 import { enc, transient } from '../api.js';
 import { MessageCard } from './message.js';
+import { fieldErrorHandler } from '../fielderrors.js';
 
 const PAGE_SIZE = 50; // shown at first and added by "More"
 const MAX_LIMIT = 200; // the largest page GET /v1/messages gives
@@ -28,6 +29,7 @@ export class MessagesView {
     this.wanted = PAGE_SIZE;
     this.loadSeq = 0; // only the newest load renders
     this.channelNames = new Map();
+    this.channelColors = new Map();
     this.nodes = new Map(); // message id → {sig, node}
     this.logs = new Map(); // message id → delivery log shown, while open
     this.card = new MessageCard(this);
@@ -152,6 +154,7 @@ export class MessagesView {
 
   renderChannels(channels) {
     this.channelNames = new Map(channels.map((c) => [c.id, c.name]));
+    this.channelColors = new Map(channels.map((c) => [c.id, c.color || '']));
     if (!this.part('-channel')) return;
     const sorted = [...channels].sort((a, b) => a.name.localeCompare(b.name) || a.id.localeCompare(b.id));
     this.part('-channel').replaceChildren(el('option', { value: '', text: 'All channels' }),
@@ -166,15 +169,17 @@ export class MessagesView {
     const nodes = list.map((m) => {
       // An approver is not shown the names of others' channels.
       const channel = this.channelNames.get(m.channel_id) || (this.approver ? "Someone else's channel" : m.channel_id);
+      const color = this.channelColors.get(m.channel_id) || '';
       const log = this.logs.get(m.id);
-      const sig = JSON.stringify(m) + '\u0000' + channel + '\u0000' + JSON.stringify(log || null) + me;
+      const sig = JSON.stringify(m) + '\u0000' + channel + '\u0000' + color + '\u0000' + JSON.stringify(log || null) + me;
       const old = this.nodes.get(m.id);
-      const node = old && old.sig === sig ? old.node : this.card.article(m, channel, log);
+      const node = old && old.sig === sig ? old.node : this.card.article(m, channel, log, color);
       next.set(m.id, { sig, node });
       return node;
     });
     this.nodes = next;
     syncChildren(this.part(''), nodes);
+    paintSwatches(this.part(''));
     this.part('-empty').hidden = nodes.length > 0;
     const unfiltered = !this.q && !this.channel && !this.state;
     if (this.approver) {
@@ -209,8 +214,8 @@ export class MessagesView {
   }
 
   // respond answers once, then re-reads the list (the answer carries only
-  // the new status; the list shows the outcome).
-  respond(article, body) {
+  // the new status; the list shows the outcome). handle is the router's.
+  respond(article, body, handle) {
     if (article.dataset.responding === 'true') return;
     article.dataset.responding = 'true';
     const id = article.dataset.messageId;
@@ -223,7 +228,7 @@ export class MessagesView {
         delete article.dataset.responding;
       }
       await this.load(seq, { background: true });
-    });
+    }, handle);
   }
 
   click(ev) {
@@ -278,6 +283,9 @@ export class MessagesView {
     ev.preventDefault();
     const article = form.closest('article[data-message-id]');
     if (!article || form.dataset.key === undefined) return;
-    this.respond(article, { action: form.dataset.key, responses: this.formResponses(form) });
+    // A value the server refuses is shown at its field ("responses.<key>").
+    const fields = [...form.querySelectorAll('[data-field-key]')].map((input) => ({
+      key: `responses.${input.dataset.fieldKey}`, input, name: input.dataset.fieldLabel || input.dataset.fieldKey }));
+    this.respond(article, { action: form.dataset.key, responses: this.formResponses(form) }, fieldErrorHandler(form, fields));
   }
 }

@@ -2,6 +2,7 @@
 // or revoke the administrator role, reset a password, delete.
 import { $, el, button, timeEl, confirmed } from '../dom.js';
 import { enc } from '../api.js';
+import { fieldErrorHandler } from '../fielderrors.js';
 
 export class UsersView {
   constructor(ctx) {
@@ -57,7 +58,12 @@ export class UsersView {
       for (const id of ['user-email', 'user-name', 'user-password']) $(id).value = '';
       $('user-admin').checked = false;
       this.render([...this.users, u]);
-    });
+    }, fieldErrorHandler($('user-create'), [
+      { key: 'email', input: $('user-email'), name: 'Email' },
+      { key: 'name', input: $('user-name'), name: 'Name' },
+      { key: 'password', input: $('user-password'), name: 'Password' },
+      { key: 'plan', input: $('user-plan'), name: 'Plan' },
+    ]));
   }
 
   changePlan(ev) {
