@@ -194,7 +194,11 @@ func (s *Server) handle(method, path string, h handlerFunc) {
 			}
 			rm.observe(code, time.Since(start))
 		}()
-		if err := h(w, r, p); err != nil {
+		err := checkParams(r, p)
+		if err == nil {
+			err = h(w, r, p)
+		}
+		if err != nil {
 			s.writeError(w, r, err)
 		}
 	})
