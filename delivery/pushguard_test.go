@@ -2,6 +2,8 @@ package delivery
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -88,5 +90,38 @@ func TestPusherWebPushRedirectNotFollowed(t *testing.T) {
 	}
 	if !e.active(byAddr) || !e.active(byName) {
 		t.Error("a device whose endpoint redirected was deactivated")
+	}
+}
+
+// TestPusherWebPushUnusableKeyDeactivates: a stored subscription whose
+// p256dh is not a point on the curve (saved before registrations were
+// checked) can never be encrypted to: its device is deactivated at the
+// first push, not retried, and the other browser still gets its push.
+func TestPusherWebPushUnusableKeyDeactivates(t *testing.T) {
+	e := newPWEnv(t)
+	offCurve := make([]byte, 65)
+	offCurve[0], offCurve[32], offCurve[64] = 4, 1, 1
+	good := e.fakes.subscription("/push/bad")
+	var sub map[string]any
+	if err := json.Unmarshal([]byte(good), &sub); err != nil {
+		t.Fatal(err)
+	}
+	sub["keys"].(map[string]any)["p256dh"] = base64.RawURLEncoding.EncodeToString(offCurve)
+	token, _ := json.Marshal(sub)
+	bad := &store.Device{UserID: e.ann.ID, Platform: "web", Name: "broken", PushToken: string(token)}
+	if err := e.st.RegisterDevice(context.Background(), bad); err != nil {
+		t.Fatal(err)
+	}
+	ok, key := e.device(e.ann, "web", "fine")
+	e.run(e.fakes.dispatcher(false, false, true))
+
+	id := e.message("Disk full")
+	e.waitIdle("the broken device deactivated", func() bool { return !e.active(bad) })
+	e.wantPushes(key, id)
+	if got := e.fakes.pushes("web:/push/bad"); len(got) != 0 {
+		t.Errorf("the push service got %v for the unusable subscription, want nothing", got)
+	}
+	if !e.active(ok) {
+		t.Error("the good device was deactivated")
 	}
 }

@@ -97,10 +97,17 @@ func urgency(priority string) webpush.Urgency {
 
 // Send pushes one notification; token is the browser's PushSubscription JSON.
 func (w *WebPush) Send(ctx context.Context, token string, n Notification) error {
-	var sub webpush.Subscription
-	if err := json.Unmarshal([]byte(token), &sub); err != nil {
+	parsed, err := parseSubscription(token)
+	if err != nil {
 		return &Error{Provider: "webpush", Permanent: true, Reason: "subscription is not valid JSON"}
 	}
+	// A key nothing can be encrypted to will never work: the device is
+	// dead, not the push service busy.
+	if err := checkKeys(parsed); err != nil {
+		return &Error{Provider: "webpush", Permanent: true, Reason: "subscription " + err.Error()}
+	}
+	sub := webpush.Subscription{Endpoint: parsed.Endpoint,
+		Keys: webpush.Keys{P256dh: parsed.Keys.P256dh, Auth: parsed.Keys.Auth}}
 	p := webPayload(n)
 	body, _, err := fitPayload(&p.Body, webPushMaxPayload, func() ([]byte, error) { return json.Marshal(p) }, 0)
 	if err != nil {
@@ -111,13 +118,7 @@ func (w *WebPush) Send(ctx context.Context, token string, n Notification) error 
 		TTL: 24 * 3600, Urgency: urgency(n.Priority),
 	})
 	if err != nil {
-		// The endpoint's path is the subscription's capability: keep it,
-		// and any query, out of the error, which ends up in the log.
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			return fmt.Errorf("push: webpush: %s %s: %w", ue.Op, origin(sub.Endpoint), ue.Err)
-		}
-		return fmt.Errorf("push: webpush: %w", err)
+		return sendError(sub.Endpoint, err)
 	}
 	defer res.Body.Close()
 	_, _ = io.Copy(io.Discard, io.LimitReader(res.Body, 64<<10))
@@ -132,6 +133,25 @@ func (w *WebPush) Send(ctx context.Context, token string, n Notification) error 
 		e.Permanent = true
 	}
 	return e
+}
+
+// sendError classifies an error of webpush-go before any answer: the
+// subscription's endpoint or keys are unusable (permanent), or the push
+// service could not be reached (retryable).
+func sendError(endpoint string, err error) error {
+	var ue *url.Error
+	switch {
+	case errors.As(err, &ue) && ue.Op == "parse":
+		return &Error{Provider: "webpush", Permanent: true, Reason: "subscription endpoint is not a URL"}
+	case errors.As(err, &ue):
+		// The endpoint's path is the subscription's capability: keep it,
+		// and any query, out of the error, which ends up in the log.
+		return fmt.Errorf("push: webpush: %s %s: %w", ue.Op, origin(endpoint), ue.Err)
+	case strings.HasPrefix(err.Error(), "Unmarshal Error") || strings.HasPrefix(err.Error(), "Encryption error"):
+		// webpush-go's words for a key the message cannot be encrypted to.
+		return &Error{Provider: "webpush", Permanent: true, Reason: "encryption failed: " + err.Error()}
+	}
+	return fmt.Errorf("push: webpush: %w", err)
 }
 
 // origin is the scheme and host of an endpoint, all a log line needs.

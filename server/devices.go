@@ -1,18 +1,13 @@
 package server
 
 import (
-	"encoding/json"
 	"net/http"
-	"net/url"
-	"strings"
 
 	"github.com/julienschmidt/httprouter"
 
+	"github.com/heraldhq/herald/service"
 	"github.com/heraldhq/herald/store"
 )
-
-// maxPushToken bounds a push token; a Web Push subscription JSON is ~400 bytes.
-const maxPushToken = 4096
 
 type deviceJSON struct {
 	ID        string `json:"id"`
@@ -35,38 +30,6 @@ func renderDevice(d *store.Device) deviceJSON {
 	return deviceJSON{ID: d.ID, Platform: d.Platform, Name: d.Name, Active: d.Active, CreatedAt: ts(d.CreatedAt), UpdatedAt: ts(d.UpdatedAt)}
 }
 
-// validPushToken checks a token for its platform. A web token must be the
-// browser's PushSubscription JSON with an https endpoint and both keys.
-func validPushToken(platform, token string) error {
-	if strings.TrimSpace(token) == "" {
-		return errInvalidPayload("push_token is required")
-	}
-	if len(token) > maxPushToken {
-		return errInvalidPayload("push_token is longer than %d bytes", maxPushToken)
-	}
-	if platform != "web" {
-		return nil
-	}
-	var sub struct {
-		Endpoint string `json:"endpoint"`
-		Keys     struct {
-			P256dh string `json:"p256dh"`
-			Auth   string `json:"auth"`
-		} `json:"keys"`
-	}
-	if err := json.Unmarshal([]byte(token), &sub); err != nil {
-		return errInvalidPayload("push_token for platform web must be the PushSubscription JSON as a string")
-	}
-	u, err := url.Parse(sub.Endpoint)
-	if err != nil || u.Scheme != "https" || u.Host == "" {
-		return errInvalidPayload("push_token: endpoint must be an https URL")
-	}
-	if sub.Keys.P256dh == "" || sub.Keys.Auth == "" {
-		return errInvalidPayload("push_token: keys.p256dh and keys.auth are required")
-	}
-	return nil
-}
-
 func (s *Server) handleRegisterDevice(w http.ResponseWriter, r *http.Request, _ httprouter.Params, who *principal) error {
 	var req struct {
 		Platform  string `json:"platform"`
@@ -83,7 +46,7 @@ func (s *Server) handleRegisterDevice(w http.ResponseWriter, r *http.Request, _ 
 	default:
 		return errInvalidPayload("platform must be ios, android or web")
 	}
-	if err := validPushToken(req.Platform, req.PushToken); err != nil {
+	if err := service.CheckPushToken(req.Platform, req.PushToken); err != nil {
 		return err
 	}
 	if chars(req.Name) > 100 {
@@ -127,7 +90,7 @@ func (s *Server) handleUpdateDevice(w http.ResponseWriter, r *http.Request, p ht
 		if err != nil {
 			return err
 		}
-		if err := validPushToken(d.Platform, *req.PushToken); err != nil {
+		if err := service.CheckPushToken(d.Platform, *req.PushToken); err != nil {
 			return err
 		}
 	}

@@ -2,6 +2,8 @@ package server
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"regexp"
 	"strings"
@@ -14,7 +16,11 @@ import (
 var devIDRe = regexp.MustCompile(`^dev_[0-9A-Za-z]{20,}$`)
 
 // devWebToken is a browser PushSubscription, as the web app sends it.
-const devWebToken = `{"endpoint":"https://push.example.com/abc","keys":{"p256dh":"BNcRdreALRFXTkOOUHK1EtK2wtaz5Ry4YfYCA_0QTpQtUbVlUls0VJXg7A8u-Ts1XbjhazAkj7I99e8QcYP7DkM","auth":"tBHItJI5svbpez7KI4CCXg"}}`
+const devWebToken = `{"endpoint":"https://push.example.com/abc","keys":` + devWebKeys + `}`
+
+// devWebKeys are a browser's subscription keys: a P-256 point and a
+// 16-byte auth secret, base64url.
+const devWebKeys = `{"p256dh":"BNcRdreALRFXTkOOUHK1EtK2wtaz5Ry4YfYCA_0QTpQtUbVlUls0VJXg7A8u-Ts1XbjhazAkj7I99e8QcYP7DkM","auth":"tBHItJI5svbpez7KI4CCXg"}`
 
 // devRegister registers a device and returns its JSON.
 func devRegister(e *testEnv, token, platform, pushToken, name string) map[string]any {
@@ -93,7 +99,7 @@ func TestDeviceRegisterValidation(t *testing.T) {
 	sub := func(endpoint, keys string) string {
 		return `{"endpoint":"` + endpoint + `"` + keys + `}`
 	}
-	keys := `,"keys":{"p256dh":"BNc","auth":"tBH"}`
+	keys := `,"keys":` + devWebKeys
 
 	cases := []struct {
 		name string
@@ -130,8 +136,7 @@ func TestDeviceRegisterValidation(t *testing.T) {
 	}
 	t.Run("a valid web subscription", func(t *testing.T) {
 		e := chSub(env, t)
-		tok := `{"endpoint":"https://push.example.com/abc","keys":{"p256dh":"BNc...","auth":"tBH..."}}`
-		d := devRegister(e, u.Token, "web", tok, "Firefox")
+		d := devRegister(e, u.Token, "web", devWebToken, "Firefox")
 		if d["platform"] != "web" || d["name"] != "Firefox" {
 			t.Errorf("device = %v", d)
 		}
@@ -280,5 +285,61 @@ func TestDeviceTokenMovesToNewUser(t *testing.T) {
 	}
 	if got := env.do(200, "GET", "/v1/devices", nil, b.Token).Body["devices"].([]any); len(got) != 1 {
 		t.Fatalf("user B has %d devices, want 1", len(got))
+	}
+}
+
+// TestDeviceWebPushKeysChecked: a web subscription whose keys no push can
+// be encrypted to, or whose endpoint is not https, is refused at
+// registration and on PATCH with 400 naming the field, and nothing
+// changes: no device, or the stored subscription as it was.
+func TestDeviceWebPushKeysChecked(t *testing.T) {
+	t.Parallel()
+	env := newTestEnv(t)
+	u := env.newUser("keys@example.com")
+	enc := base64.RawURLEncoding
+	offCurve := make([]byte, 65)
+	offCurve[0], offCurve[32], offCurve[64] = 4, 1, 1
+	var good struct{ P256dh, Auth string }
+	if err := json.Unmarshal([]byte(devWebKeys), &good); err != nil {
+		t.Fatal(err)
+	}
+	point, _ := enc.DecodeString(good.P256dh)
+	sub := func(endpoint, p256dh, auth string) string {
+		b, _ := json.Marshal(map[string]any{"endpoint": endpoint, "keys": map[string]string{"p256dh": p256dh, "auth": auth}})
+		return string(b)
+	}
+	const endpoint = "https://push.example.com/abc"
+	bad := []struct{ token, field string }{
+		{sub(endpoint, enc.EncodeToString(offCurve), good.Auth), "push_token.keys.p256dh"},
+		{sub(endpoint, enc.EncodeToString(append([]byte{2}, point[1:33]...)), good.Auth), "push_token.keys.p256dh"},
+		{sub(endpoint, "BNc", good.Auth), "push_token.keys.p256dh"},
+		{sub(endpoint, "+/+/"+good.P256dh[4:], good.Auth), "push_token.keys.p256dh"},
+		{sub(endpoint, good.P256dh, enc.EncodeToString(make([]byte, 15))), "push_token.keys.auth"},
+		{sub(endpoint, good.P256dh, "tBH"), "push_token.keys.auth"},
+		{sub(endpoint, good.P256dh, ""), "push_token.keys.auth"},
+		{sub("http://push.example.com/abc", good.P256dh, good.Auth), "push_token.endpoint"},
+		{sub("https://user:pw@push.example.com/abc", good.P256dh, good.Auth), "push_token.endpoint"},
+	}
+	for _, tc := range bad {
+		r := env.request("POST", "/v1/devices", map[string]string{"platform": "web", "push_token": tc.token, "name": "Firefox"}, u.Token)
+		wantError(t, r, 400, "invalid_payload")
+		if !strings.Contains(r.Str("message"), tc.field) {
+			t.Errorf("register %s: message %q does not name %s", tc.token, r.Str("message"), tc.field)
+		}
+	}
+	if got := devList(env, u.Token); len(got) != 0 {
+		t.Fatalf("devices after refused registrations = %v, want none", got)
+	}
+
+	id := devRegister(env, u.Token, "web", devWebToken, "Firefox")["id"].(string)
+	for _, tc := range bad {
+		r := env.request("PATCH", "/v1/devices/"+id, map[string]string{"push_token": tc.token}, u.Token)
+		wantError(t, r, 400, "invalid_payload")
+		if !strings.Contains(r.Str("message"), tc.field) {
+			t.Errorf("update %s: message %q does not name %s", tc.token, r.Str("message"), tc.field)
+		}
+	}
+	if d := devStored(env, u.ID, id); d.PushToken != devWebToken || !d.Active {
+		t.Fatalf("after refused updates the device holds %q (active %v), want %q", d.PushToken, d.Active, devWebToken)
 	}
 }

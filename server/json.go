@@ -54,21 +54,47 @@ func readBody(r *http.Request) ([]byte, error) {
 
 // decodeJSON reads the request body into dst strictly: it must be one JSON
 // value, with no fields dst does not know. Syntax errors are invalid_json;
-// unknown fields and wrong types are invalid_payload naming the field.
+// unknown fields and wrong types are invalid_payload naming the field, and
+// so is a NUL in a string (checkNUL).
 func decodeJSON(r *http.Request, dst any) error {
-	body, err := readBody(r)
+	body, err := readJSONBody(r)
 	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return err
-		}
-		return errInvalidJSON("could not read request body: %v", err)
+		return err
 	}
 	return decodeBytes(body, dst)
 }
 
+// decodeJSONWithNUL is decodeJSON for a body whose strings may hold a NUL:
+// one that never reaches the database.
+func decodeJSONWithNUL(r *http.Request, dst any) error {
+	body, err := readJSONBody(r)
+	if err != nil {
+		return err
+	}
+	return decodeStrict(body, dst)
+}
+
+func readJSONBody(r *http.Request) ([]byte, error) {
+	body, err := readBody(r)
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, err
+		}
+		return nil, errInvalidJSON("could not read request body: %v", err)
+	}
+	return body, nil
+}
+
 // decodeBytes is decodeJSON for a body already read.
 func decodeBytes(body []byte, dst any) error {
+	if err := decodeStrict(body, dst); err != nil {
+		return err
+	}
+	return checkNUL(body)
+}
+
+func decodeStrict(body []byte, dst any) error {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return errInvalidJSON("request body is empty; send a JSON object")
 	}

@@ -4,6 +4,8 @@ import (
 	"net/http"
 
 	"github.com/julienschmidt/httprouter"
+
+	"github.com/heraldhq/herald/service"
 )
 
 // serviceWorker registers an endpoint that a browser's service worker calls
@@ -88,7 +90,7 @@ func (s *Server) handleResubscribe(w http.ResponseWriter, r *http.Request, p htt
 	if err := cred.check(); err != nil {
 		return err
 	}
-	if err := validPushToken("web", req.PushToken); err != nil {
+	if err := service.CheckPushToken("web", req.PushToken); err != nil {
 		return err
 	}
 	d, err := s.svc.ResubscribeDevice(r.Context(), who.user, who.sessionID, cred.DeviceID, cred.Token, req.PushToken)

@@ -55,7 +55,7 @@ func (b *browserSession) worker(path string, body any) response {
 func (b *browserSession) registerWeb(endpoint string) (id, workerToken string) {
 	b.env.t.Helper()
 	r := b.page("POST", "/v1/devices", map[string]string{"platform": "web", "name": "Chrome on Linux",
-		"push_token": `{"endpoint":"https://push.example.com/` + endpoint + `","keys":{"p256dh":"BNc","auth":"tB"}}`})
+		"push_token": `{"endpoint":"https://push.example.com/` + endpoint + `","keys":` + devWebKeys + `}`})
 	if r.Status != http.StatusCreated || r.Str("id") == "" || r.Str("worker_token") == "" {
 		b.env.t.Fatalf("register web device: %d %s", r.Status, r.Raw)
 	}
@@ -205,7 +205,7 @@ func TestResubscribe(t *testing.T) {
 	ann, bob := env.newUser("ann@example.com"), env.newUser("bob@example.com")
 	annBrowser := env.signInBrowser(ann)
 	dev, workerToken := annBrowser.registerWeb("old")
-	newSub := `{"endpoint":"https://push.example.com/new","keys":{"p256dh":"BNc","auth":"tB"}}`
+	newSub := `{"endpoint":"https://push.example.com/new","keys":` + devWebKeys + `}`
 	path := "/v1/devices/" + dev + "/subscription"
 
 	wantError(t, annBrowser.worker(path, map[string]string{"token": "wrong", "push_token": newSub}), 403, "forbidden")

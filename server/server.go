@@ -6,6 +6,7 @@ package server
 import (
 	"context"
 	"log/slog"
+	"math/rand/v2"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -74,8 +75,9 @@ type Server struct {
 	streams      context.Context // ends when CloseStreams is called
 	closeStreams context.CancelFunc
 	hub          *hub.Hub
-	credChanges  atomic.Int64 // credential changes as of the hub's last read
-	heartbeat    atomic.Int64 // a stream's heartbeat interval (a time.Duration); tests shorten it
+	credChanges  atomic.Int64               // credential changes as of the hub's last read
+	heartbeat    atomic.Int64               // a stream's heartbeat interval (a time.Duration); tests shorten it
+	beatOffset   atomic.Pointer[offsetFunc] // picks each stream's first heartbeat (firstBeat); tests fix it
 }
 
 // New builds the server and its routes.
@@ -111,6 +113,8 @@ func New(opts Options) *Server {
 	}
 	s.streams, s.closeStreams = context.WithCancel(context.Background())
 	s.heartbeat.Store(int64(heartbeat))
+	offset := offsetFunc(rand.Int64N)
+	s.beatOffset.Store(&offset)
 	s.hub = s.newHub(opts.StreamBuffer)
 	s.streamMetrics(opts.Registry)
 	s.providers = map[string]*auth.Provider{}
@@ -194,7 +198,11 @@ func (s *Server) handle(method, path string, h handlerFunc) {
 			}
 			rm.observe(code, time.Since(start))
 		}()
-		if err := h(w, r, p); err != nil {
+		err := checkParams(r, p)
+		if err == nil {
+			err = h(w, r, p)
+		}
+		if err != nil {
 			s.writeError(w, r, err)
 		}
 	})

@@ -93,7 +93,7 @@ func (ls *liveStream) run(ctx context.Context) error {
 		ls.sub.AfterStop(ls.poke),
 	}
 	every := time.Duration(ls.s.heartbeat.Load())
-	beat := time.AfterFunc(every, func() { ls.beat.Store(true); ls.poke() })
+	beat := time.AfterFunc(firstBeat(every, *ls.s.beatOffset.Load()), func() { ls.beat.Store(true); ls.poke() })
 	defer func() {
 		beat.Stop()
 		for _, stop := range stops {
@@ -118,6 +118,21 @@ func (ls *liveStream) run(ctx context.Context) error {
 			}
 		}
 	}
+}
+
+// offsetFunc returns a random number in [0, n).
+type offsetFunc func(n int64) int64
+
+// firstBeat is how long a new stream waits for its first heartbeat, and so
+// for its first credential check: a random offset within every, at least
+// a nanosecond. Streams opened together (every client reconnecting after a
+// restart) then check their credentials spread over the interval, each
+// every interval after its first, instead of all at once at every beat.
+func firstBeat(every time.Duration, offset offsetFunc) time.Duration {
+	if every <= 0 {
+		return every
+	}
+	return time.Duration(offset(int64(every))) + 1
 }
 
 // heartbeat re-checks the credential and writes a comment, which keeps

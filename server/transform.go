@@ -17,10 +17,9 @@ const templateSource = "template"
 
 // handleWebhook is POST /v1/webhook/{source}/:token: a webhook from a
 // known platform becomes a message in the token's channel, and so does any
-// JSON when {source} is "template" and the channel has a template. A
-// GitHub, Vercel or Netlify signature header, when present, must verify
-// with the channel's webhook secret; the alert and forge sources check the
-// channel's source secret when it has one.
+// JSON when {source} is "template" and the channel has a template. When
+// the channel has a source secret, every request must carry the platform's
+// credential made with it (transform.Secrets).
 func (s *Server) handleWebhook(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
 	source := p.ByName("source")
 	if _, ok := transform.Sources[source]; !ok && source != templateSource {
@@ -37,18 +36,17 @@ func (s *Server) handleWebhook(w http.ResponseWriter, r *http.Request, p httprou
 	if source == templateSource {
 		return s.templateWebhook(w, r, ch, body)
 	}
-	secret := ch.WebhookSecret
-	if transform.Sources[source].SourceSecret {
-		secret = ch.SourceSecret
-	}
-	m, err := transform.Transform(source, secret, r.Header, body)
+	src := transform.Sources[source]
+	m, err := transform.Transform(source, transform.Secrets{Source: ch.SourceSecret, Callback: ch.WebhookSecret}, r.Header, body)
 	switch {
-	case errors.Is(err, transform.ErrBadSignature) && transform.Sources[source].SourceSecret:
-		return errInvalidToken("the %s is missing or does not match this channel's source_secret",
-			transform.Sources[source].Credential)
+	case errors.Is(err, transform.ErrNoSignature):
+		return errInvalidToken("the %s header is missing: this channel has a source_secret, so every %s webhook must be signed with it",
+			src.SignatureHeader, source)
+	case errors.Is(err, transform.ErrBadSignature) && ch.SourceSecret != "":
+		return errInvalidToken("the %s is missing or does not match this channel's source_secret", src.Credential)
 	case errors.Is(err, transform.ErrBadSignature):
-		return errInvalidToken("the %s signature does not match this channel's webhook secret",
-			transform.Sources[source].SignatureHeader)
+		return errInvalidToken("the %s signature does not match; set a source_secret on this channel and sign with it",
+			src.SignatureHeader)
 	case err != nil:
 		return errInvalidPayload("%v", err)
 	case m == nil:

@@ -165,7 +165,7 @@ func (req *verifyRequest) check(wantSignature bool) error {
 // handleVerifyGenerate signs a payload as the delivery queue would, now.
 func (s *Server) handleVerifyGenerate(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
 	var req verifyRequest
-	if err := decodeJSON(r, &req); err != nil {
+	if err := decodeJSONWithNUL(r, &req); err != nil {
 		return err
 	}
 	if req.Signature != nil {
@@ -186,7 +186,7 @@ func (s *Server) handleVerifyGenerate(w http.ResponseWriter, r *http.Request, _ 
 // 200 {valid:false, reason}.
 func (s *Server) handleVerifySignature(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
 	var req verifyRequest
-	if err := decodeJSON(r, &req); err != nil {
+	if err := decodeJSONWithNUL(r, &req); err != nil {
 		return err
 	}
 	if err := req.check(true); err != nil {

@@ -30,3 +30,15 @@ func TestWebhookPayloadSendable(t *testing.T) {
 		}
 	}
 }
+
+// TestWebhookPayloadDropsNUL: a platform's text with a NUL (a commit
+// message can hold one) still makes a message, without the NUL, which
+// PostgreSQL could not store.
+func TestWebhookPayloadDropsNUL(t *testing.T) {
+	t.Parallel()
+	p := WebhookPayload(&transform.Message{Title: "fix\x00: tests", Body: "a\x00b", Priority: "normal",
+		URL: "https://github.com/o/r/commit/1", URLLabel: "View\x00 commit"})
+	if *p.Title != "fix: tests" || p.Body != "ab" || len(p.Actions) != 1 || p.Actions[0].Label != "View commit" {
+		t.Fatalf("payload %q %q %+v, want the text without its NULs", *p.Title, p.Body, p.Actions)
+	}
+}

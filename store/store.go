@@ -363,30 +363,6 @@ func (s *Store) Ping(ctx context.Context) error {
 	return nil
 }
 
-// Backup writes a consistent copy of the database to dst while other
-// connections keep working. VACUUM INTO refuses an existing file, so it writes
-// a temporary name beside dst and renames it.
-func (s *Store) Backup(ctx context.Context, dst string) error {
-	if s.pg {
-		return ErrPostgres{What: "backup", Instead: "back a PostgreSQL database up with pg_dump (pg_dump -Fc -f herald.dump <database url>) or the server's own backups"}
-	}
-	tmp := dst + ".tmp-" + randomString(8)
-	// VACUUM INTO accepts an empty file, so the copy gets the owner-only
-	// mode too.
-	if err := createPrivate(tmp); err != nil {
-		return fmt.Errorf("store: backup: %w", err)
-	}
-	if _, err := s.read.ExecContext(ctx, "VACUUM INTO ?", tmp); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("store: backup: %w", err)
-	}
-	if err := os.Rename(tmp, dst); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("store: backup: %w", err)
-	}
-	return nil
-}
-
 // createPrivate creates an empty file that only its owner can read: the
 // database and its backups hold webhook tokens and secrets. It fails with
 // os.ErrExist if path exists.

@@ -65,7 +65,7 @@ func TestIntegrationFixtures(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.source+" "+c.file, func(t *testing.T) {
-			m, err := Transform(c.source, "", headers(c.hdr...), fixture(t, c.file))
+			m, err := Transform(c.source, Secrets{}, headers(c.hdr...), fixture(t, c.file))
 			if err != nil || m == nil {
 				t.Fatalf("Transform = %+v, %v", m, err)
 			}
@@ -86,32 +86,32 @@ func TestIntegrationFixtures(t *testing.T) {
 func TestAlertPriorityAndStatus(t *testing.T) {
 	body := strings.Replace(string(fixture(t, "alertmanager_exec_success.json")), `"labels":{"Message":"message"}`,
 		`"labels":{"Message":"message","severity":"critical","alertname":"DiskFull"}`, 1)
-	m, err := Transform("alertmanager", "", headers(), []byte(body))
+	m, err := Transform("alertmanager", Secrets{}, headers(), []byte(body))
 	if err != nil || m.Priority != "high" || !strings.Contains(m.Body, "**DiskFull** firing (critical)") {
 		t.Fatalf("critical alert: %+v, %v", m, err)
 	}
 	down := `{"heartbeat":{"status":0,"msg":"connect ECONNREFUSED","time":"2024-09-24 23:51:35.527"},"monitor":{"name":"NAS","url":"https://nas.lan"},"msg":"[NAS] [🔴 Down] connect ECONNREFUSED"}`
-	m, err = Transform("uptimekuma", "", headers(), []byte(down))
+	m, err = Transform("uptimekuma", Secrets{}, headers(), []byte(down))
 	if err != nil || m.Title != "NAS is down" || m.Priority != "high" || m.URL != "https://nas.lan" || !strings.Contains(m.Body, "ECONNREFUSED") {
 		t.Fatalf("uptime kuma down: %+v, %v", m, err)
 	}
 	up := strings.Replace(down, `"status":0`, `"status":1`, 1)
-	if m, err = Transform("uptimekuma", "", headers(), []byte(up)); err != nil || m.Title != "NAS is up" || m.Priority != "normal" {
+	if m, err = Transform("uptimekuma", Secrets{}, headers(), []byte(up)); err != nil || m.Title != "NAS is up" || m.Priority != "normal" {
 		t.Fatalf("uptime kuma up: %+v, %v", m, err)
 	}
 	test := `{"heartbeat":null,"monitor":null,"msg":"Uptime Kuma Testing"}`
-	if m, err = Transform("uptimekuma", "", headers(), []byte(test)); err != nil || m.Body != "Uptime Kuma Testing" {
+	if m, err = Transform("uptimekuma", Secrets{}, headers(), []byte(test)); err != nil || m.Body != "Uptime Kuma Testing" {
 		t.Fatalf("uptime kuma test button: %+v, %v", m, err)
 	}
-	if m, err = Transform("gitea", "", headers("X-Gitea-Event", "create"), fixture(t, "gitea_push.json")); err != nil || m != nil {
+	if m, err = Transform("gitea", Secrets{}, headers("X-Gitea-Event", "create"), fixture(t, "gitea_push.json")); err != nil || m != nil {
 		t.Fatalf("unhandled gitea event: %+v, %v; want ignored", m, err)
 	}
 	run := strings.Replace(string(fixture(t, "gitea_workflow_run.json")), `"conclusion": "success"`, `"conclusion": "failure"`, 1)
-	if m, err = Transform("gitea", "", headers("X-Gitea-Event", "workflow_run"), []byte(run)); err != nil || m.Priority != "high" || m.Title != "Build failure" {
+	if m, err = Transform("gitea", Secrets{}, headers("X-Gitea-Event", "workflow_run"), []byte(run)); err != nil || m.Priority != "high" || m.Title != "Build failure" {
 		t.Fatalf("failed gitea run: %+v, %v", m, err)
 	}
 	queued := strings.Replace(string(fixture(t, "gitea_workflow_job.json")), `"action": "completed"`, `"action": "queued"`, 1)
-	if m, err = Transform("gitea", "", headers("X-Gitea-Event", "workflow_job"), []byte(queued)); err != nil || m != nil {
+	if m, err = Transform("gitea", Secrets{}, headers("X-Gitea-Event", "workflow_job"), []byte(queued)); err != nil || m != nil {
 		t.Fatalf("queued gitea job: %+v, %v; want ignored", m, err)
 	}
 }
@@ -147,15 +147,15 @@ func TestSourceSecrets(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.source, func(t *testing.T) {
-			if _, err := Transform(c.source, secret, headers(c.good...), body); err != nil {
+			if _, err := Transform(c.source, Secrets{Source: secret}, headers(c.good...), body); err != nil {
 				t.Fatalf("right credential refused: %v", err)
 			}
 			for _, bad := range c.bad {
-				if _, err := Transform(c.source, secret, headers(bad...), body); !errors.Is(err, ErrBadSignature) {
+				if _, err := Transform(c.source, Secrets{Source: secret}, headers(bad...), body); !errors.Is(err, ErrBadSignature) {
 					t.Errorf("headers %q: err = %v, want ErrBadSignature", bad, err)
 				}
 			}
-			if _, err := Transform(c.source, "", headers(c.bad[0]...), body); errors.Is(err, ErrBadSignature) {
+			if _, err := Transform(c.source, Secrets{}, headers(c.bad[0]...), body); errors.Is(err, ErrBadSignature) {
 				t.Errorf("no secret set, yet %v", err)
 			}
 		})

@@ -31,42 +31,62 @@ type Message struct {
 // ErrUnknownSource is returned for a platform Herald does not know.
 var ErrUnknownSource = errors.New("transform: unknown source")
 
-// ErrBadSignature is returned when a signature header does not match.
+// ErrBadSignature is returned when a request's credential is missing where
+// it is required, or does not match.
 var ErrBadSignature = errors.New("transform: signature does not match")
+
+// ErrNoSignature is returned when a channel's source secret requires a
+// platform's signature header and the request has none. It is also an
+// ErrBadSignature.
+var ErrNoSignature = fmt.Errorf("%w: the signature header is missing", ErrBadSignature)
 
 // Headers is the part of a request a transformer reads.
 type Headers interface{ Get(string) string }
 
+// Secrets are the channel's secrets a webhook is checked with.
+type Secrets struct {
+	// Source is the channel's source secret. When set, every request must
+	// carry the source's credential made with it: a GitHub, Vercel or
+	// Netlify signature, an Authorization header, a Gitea or GitLab
+	// header. When empty, the token in the URL is the only credential.
+	Source string
+	// Callback is the channel's callback-signing secret. Only on a channel
+	// without a source secret, a GitHub, Vercel or Netlify signature header
+	// that a request carries anyway is checked against it, as before
+	// source secrets existed; a platform is never told to use it.
+	Callback string
+}
+
 // Source is one platform.
 type Source struct {
-	// SignatureHeader names the platform's signature header; when a request
-	// carries it, it must verify with the channel's webhook secret.
+	// SignatureHeader names the platform's own signature header (GitHub,
+	// Vercel, Netlify); verify checks it against a secret.
 	SignatureHeader string
 	verify          func(secret, header string, body []byte) bool
 	build           func(h Headers, body []byte) (*Message, error)
 
-	// SourceSecret marks the platforms checked against the channel's
-	// source secret rather than its callback secret. When the channel has
-	// one, every request must carry Credential, matching it; when it has
-	// none, the token in the URL is the only credential.
-	SourceSecret bool
-	// Credential names what carries the secret, for error messages.
+	// Credential names what carries the source secret, for error messages.
 	Credential string
-	check      func(secret string, h Headers, body []byte) bool
+	// check checks the credential of the sources without a signature
+	// header of their own.
+	check func(secret string, h Headers, body []byte) bool
 }
 
 // Sources are the supported platforms by their {source} path segment.
 var Sources = map[string]Source{
-	"github":  {SignatureHeader: "X-Hub-Signature-256", verify: verifyGitHub, build: github},
-	"vercel":  {SignatureHeader: "x-vercel-signature", verify: verifyVercel, build: vercel},
-	"netlify": {SignatureHeader: "X-Webhook-Signature", verify: verifyNetlify, build: netlify},
+	"github": {SignatureHeader: "X-Hub-Signature-256", verify: verifyGitHub, build: github,
+		Credential: "X-Hub-Signature-256 header (sha256=<hex HMAC-SHA256 of the body, keyed with the source_secret>)"},
+	"vercel": {SignatureHeader: "x-vercel-signature", verify: verifyVercel, build: vercel,
+		Credential: "x-vercel-signature header (hex HMAC-SHA1 of the body, keyed with the source_secret)"},
+	"netlify": {SignatureHeader: "X-Webhook-Signature", verify: verifyNetlify, build: netlify,
+		Credential: "X-Webhook-Signature header (a JWS signed with the source_secret as its JWS secret token)"},
 
-	"alertmanager": {build: alertmanager, SourceSecret: true, Credential: authCredential, check: checkAuthorization},
-	"grafana":      {build: grafana, SourceSecret: true, Credential: authCredential, check: checkAuthorization},
-	"uptimekuma":   {build: uptimeKuma, SourceSecret: true, Credential: authCredential, check: checkAuthorization},
-	"gitea":        {build: gitea, SourceSecret: true, Credential: "X-Gitea-Signature header", check: checkGiteaSignature},
-	"forgejo":      {build: gitea, SourceSecret: true, Credential: "X-Forgejo-Signature header", check: checkGiteaSignature},
-	"gitlab":       {build: gitlab, SourceSecret: true, Credential: "X-Gitlab-Token header", check: checkGitLabToken},
+	"alertmanager": {build: alertmanager, Credential: authCredential, check: checkAuthorization},
+	"grafana":      {build: grafana, Credential: authCredential, check: checkAuthorization},
+	"uptimekuma":   {build: uptimeKuma, Credential: authCredential, check: checkAuthorization},
+	"gitea":        {build: gitea, Credential: "X-Gitea-Signature header", check: checkGiteaSignature},
+	"forgejo":      {build: gitea, Credential: "X-Forgejo-Signature header", check: checkGiteaSignature},
+	"gitlab":       {build: gitlab, Credential: "X-Gitlab-Token header", check: checkGitLabToken},
 }
 
 // Names lists the sources, sorted, for error messages.
@@ -79,22 +99,15 @@ func Names() string {
 	return strings.Join(names, ", ")
 }
 
-// Transform checks the signature (when its header is present) and builds
-// the message for a webhook from source.
-func Transform(source, secret string, h Headers, body []byte) (*Message, error) {
+// Transform checks the request's credential (see Secrets) and builds the
+// message for a webhook from source.
+func Transform(source string, secrets Secrets, h Headers, body []byte) (*Message, error) {
 	s, ok := Sources[source]
 	if !ok {
 		return nil, ErrUnknownSource
 	}
-	switch {
-	case s.check != nil:
-		if secret != "" && !s.check(secret, h, body) {
-			return nil, ErrBadSignature
-		}
-	case s.SignatureHeader != "":
-		if sig := h.Get(s.SignatureHeader); sig != "" && !s.verify(secret, sig, body) {
-			return nil, ErrBadSignature
-		}
+	if err := s.authenticate(secrets, h, body); err != nil {
+		return nil, err
 	}
 	m, err := s.build(h, body)
 	if err != nil {
@@ -111,6 +124,30 @@ func Transform(source, secret string, h Headers, body []byte) (*Message, error) 
 		}
 	}
 	return m, nil
+}
+
+// authenticate checks a request's credential against the channel's
+// secrets.
+func (s Source) authenticate(secrets Secrets, h Headers, body []byte) error {
+	switch {
+	case s.check != nil:
+		if secrets.Source != "" && !s.check(secrets.Source, h, body) {
+			return ErrBadSignature
+		}
+	case secrets.Source != "":
+		sig := h.Get(s.SignatureHeader)
+		if sig == "" {
+			return ErrNoSignature
+		}
+		if !s.verify(secrets.Source, sig, body) {
+			return ErrBadSignature
+		}
+	default:
+		if sig := h.Get(s.SignatureHeader); sig != "" && !s.verify(secrets.Callback, sig, body) {
+			return ErrBadSignature
+		}
+	}
+	return nil
 }
 
 // webURL reports whether s is an absolute http or https URL.
@@ -137,7 +174,8 @@ func verifyVercel(secret, header string, body []byte) bool {
 	return hmacEqualHex(header, m.Sum(nil))
 }
 
-// verifyNetlify checks a JWS (HS256) whose sha256 claim is the body's hash.
+// verifyNetlify checks a JWS (HS256) issued by "netlify" whose sha256 claim
+// is the hex SHA-256 of the body.
 func verifyNetlify(secret, header string, body []byte) bool {
 	parts := strings.Split(header, ".")
 	if len(parts) != 3 {
@@ -158,10 +196,11 @@ func verifyNetlify(secret, header string, body []byte) bool {
 		return false
 	}
 	var claims struct {
+		Issuer string `json:"iss"`
 		SHA256 string `json:"sha256"`
 	}
 	pb, err := enc.DecodeString(parts[1])
-	if err != nil || json.Unmarshal(pb, &claims) != nil {
+	if err != nil || json.Unmarshal(pb, &claims) != nil || claims.Issuer != "netlify" {
 		return false
 	}
 	sum := sha256.Sum256(body)

@@ -83,7 +83,7 @@ func FuzzNetlify(f *testing.F) {
 // can send as it is.
 func checkTransform(t *testing.T, source, secret string, h Headers, body []byte) {
 	t.Helper()
-	m, err := Transform(source, secret, h, body)
+	m, err := Transform(source, Secrets{Source: secret}, h, body)
 	if errors.Is(err, ErrBadSignature) {
 		t.Fatalf("%s: a correct signature was refused", source)
 	}
@@ -93,7 +93,7 @@ func checkTransform(t *testing.T, source, secret string, h Headers, body []byte)
 	if m != nil {
 		checkMessage(t, m)
 	}
-	if _, err := Transform(source, secret+"x", h, body); !errors.Is(err, ErrBadSignature) {
+	if _, err := Transform(source, Secrets{Source: secret + "x"}, h, body); !errors.Is(err, ErrBadSignature) {
 		t.Fatalf("%s: with another secret err = %v, want ErrBadSignature", source, err)
 	}
 }
@@ -103,7 +103,7 @@ func checkTransform(t *testing.T, source, secret string, h Headers, body []byte)
 // holds.
 func checkForged(t *testing.T, source, secret string, h Headers, body []byte) {
 	t.Helper()
-	if m, err := Transform(source, secret, h, body); err == nil && m != nil {
+	if m, err := Transform(source, Secrets{Source: secret}, h, body); err == nil && m != nil {
 		checkMessage(t, m)
 	}
 }

@@ -1,6 +1,10 @@
 package transform
 
 import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
 	"errors"
 	"net/http"
 	"strings"
@@ -36,7 +40,7 @@ func TestGitHubEvents(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.event, func(t *testing.T) {
-			m, err := Transform("github", "s", headers("X-GitHub-Event", c.event), []byte(c.body))
+			m, err := Transform("github", Secrets{}, headers("X-GitHub-Event", c.event), []byte(c.body))
 			if err != nil || m == nil {
 				t.Fatalf("Transform = %v, %v", m, err)
 			}
@@ -45,14 +49,14 @@ func TestGitHubEvents(t *testing.T) {
 			}
 		})
 	}
-	m, err := Transform("github", "s", headers("X-GitHub-Event", "ping"), []byte(`{"zen":"x"}`))
+	m, err := Transform("github", Secrets{}, headers("X-GitHub-Event", "ping"), []byte(`{"zen":"x"}`))
 	if err != nil || m != nil {
 		t.Fatalf("ping: %v, %v; want ignored", m, err)
 	}
-	if _, err := Transform("github", "s", headers("X-GitHub-Event", "push"), []byte(`nope`)); err == nil {
+	if _, err := Transform("github", Secrets{}, headers("X-GitHub-Event", "push"), []byte(`nope`)); err == nil {
 		t.Fatal("invalid JSON accepted")
 	}
-	if _, err := Transform("bitbucket", "s", headers(), nil); !errors.Is(err, ErrUnknownSource) {
+	if _, err := Transform("bitbucket", Secrets{}, headers(), nil); !errors.Is(err, ErrUnknownSource) {
 		t.Fatalf("unknown source: %v", err)
 	}
 }
@@ -69,13 +73,13 @@ func TestSignatures(t *testing.T) {
 	} {
 		t.Run(c.source, func(t *testing.T) {
 			h := headers(c.header, c.good, "X-GitHub-Event", "ping")
-			if _, err := Transform(c.source, secret, h, body); err != nil {
+			if _, err := Transform(c.source, Secrets{Source: secret}, h, body); err != nil {
 				t.Fatalf("good signature refused: %v", err)
 			}
-			if _, err := Transform(c.source, "other", h, body); !errors.Is(err, ErrBadSignature) {
+			if _, err := Transform(c.source, Secrets{Source: "other"}, h, body); !errors.Is(err, ErrBadSignature) {
 				t.Fatalf("wrong secret: err = %v, want ErrBadSignature", err)
 			}
-			if _, err := Transform(c.source, secret, h, append([]byte(" "), body...)); !errors.Is(err, ErrBadSignature) {
+			if _, err := Transform(c.source, Secrets{Source: secret}, h, append([]byte(" "), body...)); !errors.Is(err, ErrBadSignature) {
 				t.Fatalf("changed body: err = %v, want ErrBadSignature", err)
 			}
 		})
@@ -83,15 +87,15 @@ func TestSignatures(t *testing.T) {
 }
 
 func TestVercelNetlify(t *testing.T) {
-	m, err := Transform("vercel", "s", headers(), []byte(`{"type":"deployment.error","payload":{"name":"web","target":"production","deployment":{"url":"web-abc.vercel.app"}}}`))
+	m, err := Transform("vercel", Secrets{}, headers(), []byte(`{"type":"deployment.error","payload":{"name":"web","target":"production","deployment":{"url":"web-abc.vercel.app"}}}`))
 	if err != nil || m == nil || m.Priority != "high" || m.URL != "https://web-abc.vercel.app" || !strings.Contains(m.Title, "web error") {
 		t.Fatalf("vercel error: %+v, %v", m, err)
 	}
-	m, err = Transform("vercel", "s", headers(), []byte(`{"type":"project.created","payload":{}}`))
+	m, err = Transform("vercel", Secrets{}, headers(), []byte(`{"type":"project.created","payload":{}}`))
 	if err != nil || m != nil {
 		t.Fatalf("non-deployment vercel event: %+v, %v; want ignored", m, err)
 	}
-	m, err = Transform("netlify", "s", headers(), []byte(`{"state":"error","name":"site","branch":"main","admin_url":"https://app.netlify.com/sites/site","error_message":"Build failed"}`))
+	m, err = Transform("netlify", Secrets{}, headers(), []byte(`{"state":"error","name":"site","branch":"main","admin_url":"https://app.netlify.com/sites/site","error_message":"Build failed"}`))
 	if err != nil || m == nil || m.Priority != "high" || !strings.Contains(m.Body, "Build failed") || m.URL != "https://app.netlify.com/sites/site" {
 		t.Fatalf("netlify error: %+v, %v", m, err)
 	}
@@ -105,7 +109,7 @@ func TestLinksAreWebPages(t *testing.T) {
 		{"netlify", "", `{"state":"ready","deploy_ssl_url":"ftp://site"}`},
 	} {
 		t.Run(c.source+" "+c.body, func(t *testing.T) {
-			m, err := Transform(c.source, "s", headers("X-GitHub-Event", c.event), []byte(c.body))
+			m, err := Transform(c.source, Secrets{}, headers("X-GitHub-Event", c.event), []byte(c.body))
 			if err != nil || m == nil {
 				t.Fatalf("Transform = %v, %v", m, err)
 			}
@@ -113,5 +117,74 @@ func TestLinksAreWebPages(t *testing.T) {
 				t.Fatalf("link %q (%q) kept; want none", m.URL, m.URLLabel)
 			}
 		})
+	}
+}
+
+// signJWS is a JWS (HS256) over header and claims, as Netlify signs its
+// X-Webhook-Signature with the site's JWS secret token.
+func signJWS(secret, header, claims string) string {
+	enc := base64.RawURLEncoding
+	jws := enc.EncodeToString([]byte(header)) + "." + enc.EncodeToString([]byte(claims))
+	m := hmac.New(sha256.New, []byte(secret))
+	m.Write([]byte(jws))
+	return jws + "." + enc.EncodeToString(m.Sum(nil))
+}
+
+// TestPlatformSourceSecret: with a source secret, GitHub, Vercel and
+// Netlify must sign every request with it, as each documents its
+// signature; a missing header, a wrong secret (the callback secret
+// included) or a changed body is refused. Without one, an unsigned
+// request still passes and a signature is checked as before.
+func TestPlatformSourceSecret(t *testing.T) {
+	t.Parallel()
+	const source, callback = "src-secret-1", "whsec_callback"
+	body := []byte(`{"state":"ready","name":"site","branch":"main","deploy_ssl_url":"https://x.netlify.app"}`)
+	sum := sha256.Sum256(body)
+	netlifyClaims := `{"iss":"netlify","sha256":"` + hex.EncodeToString(sum[:]) + `"}`
+	for _, c := range []struct {
+		source, header string
+		sign           func(secret string, body []byte) string
+		forged         []string // signed with the source secret, yet not what the platform sends
+	}{
+		{"github", "X-Hub-Signature-256", signGitHub, []string{strings.TrimPrefix(signGitHub(source, body), "sha256=")}},
+		{"vercel", "x-vercel-signature", signVercel, []string{signGitHub(source, body)}},
+		{"netlify", "X-Webhook-Signature", signNetlify, []string{
+			signJWS(source, `{"alg":"HS256","typ":"JWT"}`, `{"iss":"someone","sha256":"`+hex.EncodeToString(sum[:])+`"}`),
+			signJWS(source, `{"alg":"HS256","typ":"JWT"}`, `{"sha256":"`+hex.EncodeToString(sum[:])+`"}`),
+			signJWS(source, `{"alg":"HS512","typ":"JWT"}`, netlifyClaims),
+			signJWS(source, `{"alg":"none"}`, netlifyClaims),
+		}},
+	} {
+		t.Run(c.source, func(t *testing.T) {
+			both := Secrets{Source: source, Callback: callback}
+			ok := func(secrets Secrets, h Headers, b []byte) {
+				t.Helper()
+				if _, err := Transform(c.source, secrets, h, b); err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+			}
+			bad := func(secrets Secrets, h Headers, b []byte, want error) {
+				t.Helper()
+				if _, err := Transform(c.source, secrets, h, b); !errors.Is(err, want) {
+					t.Fatalf("err = %v, want %v", err, want)
+				}
+			}
+			ok(both, headers(c.header, c.sign(source, body), "X-GitHub-Event", "ping"), body)
+			bad(both, headers("X-GitHub-Event", "ping"), body, ErrNoSignature)
+			bad(both, headers(c.header, "", "X-GitHub-Event", "ping"), body, ErrNoSignature)
+			bad(both, headers(c.header, c.sign(callback, body), "X-GitHub-Event", "ping"), body, ErrBadSignature)
+			bad(both, headers(c.header, c.sign(source, body)), append(body, ' '), ErrBadSignature)
+			for _, f := range c.forged {
+				bad(both, headers(c.header, f), body, ErrBadSignature)
+			}
+
+			old := Secrets{Callback: callback}
+			ok(old, headers("X-GitHub-Event", "ping"), body)
+			ok(old, headers(c.header, c.sign(callback, body), "X-GitHub-Event", "ping"), body)
+			bad(old, headers(c.header, c.sign(source, body)), body, ErrBadSignature)
+		})
+	}
+	if !errors.Is(ErrNoSignature, ErrBadSignature) {
+		t.Fatal("ErrNoSignature is not an ErrBadSignature")
 	}
 }
