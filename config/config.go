@@ -173,6 +173,15 @@ type Plans struct {
 	Pro  Plan `toml:"pro"`
 }
 
+// EffectivePlan names the plan whose limits apply to a user on plan: pro,
+// or free for anything else (as Limits decides).
+func EffectivePlan(plan string) string {
+	if plan == PlanPro {
+		return PlanPro
+	}
+	return PlanFree
+}
+
 // Limits returns the limits of the named plan: "pro" gives Pro, anything
 // else Free. Caps left at 0 are the plan's built-in ones.
 func (p Plans) Limits(plan string) Plan {
