@@ -123,10 +123,41 @@ func (p Provider) SignupAllowed() bool {
 	return p.AllowSignup == nil || *p.AllowSignup
 }
 
-// Plan holds the rate limits of one plan.
+// Plan holds the rate limits of one plan and how much of each thing a user
+// on it may have. A cap of 0 means the plan's built-in default (Limits
+// fills it in), so a configuration written before a cap existed keeps a
+// sensible one.
 type Plan struct {
 	SendPerMinute int `toml:"send_per_minute"` // per channel
 	APIPerMinute  int `toml:"api_per_minute"`  // per user, per endpoint
+	MaxChannels   int `toml:"max_channels"`    // channels a user owns
+	MaxDevices    int `toml:"max_devices"`     // devices registered for push
+	MaxFolders    int `toml:"max_folders"`     // folders
+	MaxPins       int `toml:"max_pins"`        // pinned channels
+	MaxStreams    int `toml:"max_streams"`     // live streams open at once, counted by each server process
+}
+
+// The built-in caps of each plan, which a cap of 0 stands for.
+var (
+	freeCaps = Plan{MaxChannels: 50, MaxDevices: 20, MaxFolders: 50, MaxPins: 50, MaxStreams: 10}
+	proCaps  = Plan{MaxChannels: 500, MaxDevices: 100, MaxFolders: 500, MaxPins: 500, MaxStreams: 50}
+)
+
+// withCaps returns p with each cap that is 0 taken from def.
+func (p Plan) withCaps(def Plan) Plan {
+	p.MaxChannels = orDefault(p.MaxChannels, def.MaxChannels)
+	p.MaxDevices = orDefault(p.MaxDevices, def.MaxDevices)
+	p.MaxFolders = orDefault(p.MaxFolders, def.MaxFolders)
+	p.MaxPins = orDefault(p.MaxPins, def.MaxPins)
+	p.MaxStreams = orDefault(p.MaxStreams, def.MaxStreams)
+	return p
+}
+
+func orDefault(n, def int) int {
+	if n == 0 {
+		return def
+	}
+	return n
 }
 
 // The plans a user can be on. A running app-store subscription pays for
@@ -142,12 +173,22 @@ type Plans struct {
 	Pro  Plan `toml:"pro"`
 }
 
-// Limits returns the limits of the named plan: "pro" gives Pro, anything else Free.
+// EffectivePlan names the plan whose limits apply to a user on plan: pro,
+// or free for anything else (as Limits decides).
+func EffectivePlan(plan string) string {
+	if plan == PlanPro {
+		return PlanPro
+	}
+	return PlanFree
+}
+
+// Limits returns the limits of the named plan: "pro" gives Pro, anything
+// else Free. Caps left at 0 are the plan's built-in ones.
 func (p Plans) Limits(plan string) Plan {
 	if plan == PlanPro {
-		return p.Pro
+		return p.Pro.withCaps(proCaps)
 	}
-	return p.Free
+	return p.Free.withCaps(freeCaps)
 }
 
 // Polling configures stored responses that scripts poll for.
@@ -261,8 +302,8 @@ func defaults() Config {
 			LocalPasswords: true,
 		},
 		Plans: Plans{
-			Free: Plan{SendPerMinute: 5, APIPerMinute: 60},
-			Pro:  Plan{SendPerMinute: 200, APIPerMinute: 200},
+			Free: Plan{SendPerMinute: 5, APIPerMinute: 60}.withCaps(freeCaps),
+			Pro:  Plan{SendPerMinute: 200, APIPerMinute: 200}.withCaps(proCaps),
 		},
 		Polling: Polling{ResponseTTL: Duration{10 * time.Minute}},
 		Delivery: Delivery{

@@ -61,9 +61,11 @@ func TestDefaults(t *testing.T) {
 		{"session_ttl", cfg.Auth.SessionTTL.Duration, time.Hour},
 		{"refresh_ttl", cfg.Auth.RefreshTTL.Duration, 720 * time.Hour},
 		{"local_passwords", cfg.Auth.LocalPasswords, true},
-		{"free limits", cfg.Plans.Limits("free"), Plan{5, 60}},
-		{"pro limits", cfg.Plans.Limits("pro"), Plan{200, 200}},
-		{"unknown plan limits", cfg.Plans.Limits("gold"), Plan{5, 60}},
+		{"free limits", cfg.Plans.Limits("free"), Plan{SendPerMinute: 5, APIPerMinute: 60,
+			MaxChannels: 50, MaxDevices: 20, MaxFolders: 50, MaxPins: 50, MaxStreams: 10}},
+		{"pro limits", cfg.Plans.Limits("pro"), Plan{SendPerMinute: 200, APIPerMinute: 200,
+			MaxChannels: 500, MaxDevices: 100, MaxFolders: 500, MaxPins: 500, MaxStreams: 50}},
+		{"unknown plan limits", cfg.Plans.Limits("gold"), cfg.Plans.Limits("free")},
 		{"response_ttl", cfg.Polling.ResponseTTL.Duration, 10 * time.Minute},
 		{"workers", cfg.Delivery.Workers, 8},
 		{"timeout", cfg.Delivery.Timeout.Duration, 10 * time.Second},
@@ -124,9 +126,15 @@ admin_values = ["admins"]
 [plans.free]
 send_per_minute = 1
 api_per_minute = 2
+max_devices = 0
 [plans.pro]
 send_per_minute = 3
 api_per_minute = 4
+max_channels = 7
+max_devices = 8
+max_folders = 9
+max_pins = 10
+max_streams = 11
 [polling]
 response_ttl = "1m"
 [delivery]
@@ -187,7 +195,8 @@ messages = "24h"
 			{Name: "home_lab-1", Issuer: "https://auth.home.example.com/", ClientID: "herald", Scopes: []string{"openid", "groups"},
 				AllowSignup: new(bool), LinkByEmail: true, AdminClaim: "groups", AdminValues: []string{"admins"}},
 		}},
-		Plans:   Plans{Free: Plan{1, 2}, Pro: Plan{3, 4}},
+		Plans: Plans{Free: Plan{SendPerMinute: 1, APIPerMinute: 2, MaxChannels: 50, MaxFolders: 50, MaxPins: 50, MaxStreams: 10},
+			Pro: Plan{SendPerMinute: 3, APIPerMinute: 4, MaxChannels: 7, MaxDevices: 8, MaxFolders: 9, MaxPins: 10, MaxStreams: 11}},
 		Polling: Polling{ResponseTTL: Duration{time.Minute}},
 		Delivery: Delivery{Workers: 2, Timeout: Duration{5 * time.Second}, BackoffBase: Duration{2 * time.Second}, BackoffMax: Duration{20 * time.Second}, MaxAttempts: 3,
 			BlockedNetworks: []string{"10.0.0.0/8"}, AllowLoopback: true, BlockPrivate: true},
@@ -204,6 +213,10 @@ messages = "24h"
 	}
 	if !reflect.DeepEqual(cfg, want) {
 		t.Fatalf("Load =\n%+v\nwant\n%+v", cfg, want)
+	}
+	// A cap set to 0 is the plan's built-in one.
+	if got, want := cfg.Plans.Limits("free").MaxDevices, 20; got != want {
+		t.Errorf("free max_devices = 0: Limits gives %d, want the default %d", got, want)
 	}
 	if got, want := cfg.Auth.Providers[0].SignupAllowed(), true; got != want {
 		t.Errorf("google SignupAllowed = %v, want %v", got, want)
@@ -265,6 +278,7 @@ func TestBadValues(t *testing.T) {
 		{"negative refresh_ttl", "[auth]\nrefresh_ttl = \"-1h\"\n", []string{"auth.refresh_ttl"}},
 		{"zero send limit", "[plans.free]\nsend_per_minute = 0\n", []string{"plans.free.send_per_minute"}},
 		{"negative api limit", "[plans.pro]\napi_per_minute = -5\n", []string{"plans.pro.api_per_minute"}},
+		{"negative cap", "[plans.free]\nmax_channels = 3\nmax_streams = -1\n", []string{"line 3: plans.free.max_streams", "0 for the built-in default"}},
 		{"response_ttl", "[polling]\nresponse_ttl = \"0s\"\n", []string{"polling.response_ttl"}},
 		{"workers", "[delivery]\nworkers = 0\n", []string{"delivery.workers"}},
 		{"max_attempts", "[delivery]\nmax_attempts = 0\n", []string{"delivery.max_attempts"}},

@@ -112,6 +112,15 @@ func (c *Config) Validate() error {
 	}{{PlanFree, c.Plans.Free}, {PlanPro, c.Plans.Pro}} {
 		p.atLeast("plans."+plan.name+".send_per_minute", plan.p.SendPerMinute, 1)
 		p.atLeast("plans."+plan.name+".api_per_minute", plan.p.APIPerMinute, 1)
+		for _, c := range []struct {
+			key string
+			n   int
+		}{{"max_channels", plan.p.MaxChannels}, {"max_devices", plan.p.MaxDevices}, {"max_folders", plan.p.MaxFolders},
+			{"max_pins", plan.p.MaxPins}, {"max_streams", plan.p.MaxStreams}} {
+			if c.n < 0 {
+				p.add("plans."+plan.name+"."+c.key, "must be at least 1 (or 0 for the built-in default), got %d", c.n)
+			}
+		}
 	}
 	p.positive("polling.response_ttl", c.Polling.ResponseTTL)
 	c.validateDelivery(&p)

@@ -22,7 +22,11 @@ func (s *Server) adminOnly(method, path string, h authedFunc) {
 }
 
 func (s *Server) handleAdminListUsers(w http.ResponseWriter, r *http.Request, _ httprouter.Params, _ *principal) error {
-	users, err := s.st.ListUsers(r.Context())
+	page, err := listPage(r, "users")
+	if err != nil {
+		return err
+	}
+	users, next, err := s.st.ListUsersPage(r.Context(), page)
 	if err != nil {
 		return err
 	}
@@ -30,7 +34,7 @@ func (s *Server) handleAdminListUsers(w http.ResponseWriter, r *http.Request, _ 
 	for i := range users {
 		out[i] = renderUser(&users[i])
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"users": out})
+	writeJSON(w, http.StatusOK, pageBody(map[string]any{"users": out}, "users", next))
 	return nil
 }
 

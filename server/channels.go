@@ -66,7 +66,11 @@ func validColor(color string) error {
 }
 
 func (s *Server) handleListChannels(w http.ResponseWriter, r *http.Request, _ httprouter.Params, who *principal) error {
-	chs, err := s.st.ListChannels(r.Context(), who.user.ID)
+	page, err := listPage(r, "channels")
+	if err != nil {
+		return err
+	}
+	chs, next, err := s.st.ListChannelsPage(r.Context(), who.user.ID, page)
 	if err != nil {
 		return err
 	}
@@ -74,7 +78,7 @@ func (s *Server) handleListChannels(w http.ResponseWriter, r *http.Request, _ ht
 	for i := range chs {
 		out[i] = s.renderChannel(&chs[i])
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"channels": out})
+	writeJSON(w, http.StatusOK, pageBody(map[string]any{"channels": out}, "channels", next))
 	return nil
 }
 
@@ -90,8 +94,8 @@ func (s *Server) handleCreateChannel(w http.ResponseWriter, r *http.Request, _ h
 	if err := errors.Join(validName("name", req.Name), validIcon(req.Icon), validColor(req.Color)); err != nil {
 		return firstError(err)
 	}
-	c := &store.Channel{UserID: who.user.ID, Name: strings.TrimSpace(req.Name), Icon: req.Icon, Color: strings.ToUpper(req.Color)}
-	if err := s.st.CreateChannel(r.Context(), c); err != nil {
+	c := &store.Channel{Name: strings.TrimSpace(req.Name), Icon: req.Icon, Color: strings.ToUpper(req.Color)}
+	if err := s.svc.CreateChannel(r.Context(), who.user, c); err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusCreated, s.renderChannel(c))

@@ -52,13 +52,13 @@ func (s *Server) handleRegisterDevice(w http.ResponseWriter, r *http.Request, _ 
 	if chars(req.Name) > 100 {
 		return errInvalidPayload("name is longer than 100 characters")
 	}
-	d := &store.Device{UserID: who.user.ID, Platform: req.Platform, Name: req.Name, PushToken: req.PushToken}
+	d := &store.Device{Platform: req.Platform, Name: req.Name, PushToken: req.PushToken}
 	if req.Platform == "web" {
 		// Answers from this browser's notifications must come from the
 		// session that registers it (see the notification endpoints).
 		d.SessionID = who.sessionID
 	}
-	if err := s.st.RegisterDevice(r.Context(), d); err != nil {
+	if err := s.svc.RegisterDevice(r.Context(), who.user, d); err != nil {
 		return err
 	}
 	token, err := s.svc.ResubscribeToken(r.Context(), d)
@@ -103,7 +103,11 @@ func (s *Server) handleUpdateDevice(w http.ResponseWriter, r *http.Request, p ht
 }
 
 func (s *Server) handleListDevices(w http.ResponseWriter, r *http.Request, _ httprouter.Params, who *principal) error {
-	devs, err := s.st.ListDevices(r.Context(), who.user.ID)
+	page, err := listPage(r, "devices")
+	if err != nil {
+		return err
+	}
+	devs, next, err := s.st.ListDevicesPage(r.Context(), who.user.ID, page)
 	if err != nil {
 		return err
 	}
@@ -111,7 +115,7 @@ func (s *Server) handleListDevices(w http.ResponseWriter, r *http.Request, _ htt
 	for i := range devs {
 		out[i] = renderDevice(&devs[i])
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"devices": out})
+	writeJSON(w, http.StatusOK, pageBody(map[string]any{"devices": out}, "devices", next))
 	return nil
 }
 

@@ -25,11 +25,15 @@ func renderFolders(fs []store.Folder) map[string]any {
 }
 
 func (s *Server) handleListFolders(w http.ResponseWriter, r *http.Request, _ httprouter.Params, who *principal) error {
-	fs, err := s.st.ListFolders(r.Context(), who.user.ID)
+	page, err := listPage(r, "folders")
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, renderFolders(fs))
+	fs, next, err := s.st.ListFoldersPage(r.Context(), who.user.ID, page)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, pageBody(renderFolders(fs), "folders", next))
 	return nil
 }
 
@@ -52,8 +56,8 @@ func (s *Server) handleCreateFolder(w http.ResponseWriter, r *http.Request, _ ht
 	if err != nil {
 		return err
 	}
-	f := &store.Folder{UserID: who.user.ID, Name: name}
-	if err := s.st.CreateFolder(r.Context(), f); err != nil {
+	f := &store.Folder{Name: name}
+	if err := s.svc.CreateFolder(r.Context(), who.user, f); err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusCreated, folderJSON{ID: f.ID, Name: f.Name, Position: f.Position, CreatedAt: ts(f.CreatedAt)})

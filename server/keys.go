@@ -33,11 +33,15 @@ func (s *Server) handleCreateKey(w http.ResponseWriter, r *http.Request, _ httpr
 }
 
 func (s *Server) handleListKeys(w http.ResponseWriter, r *http.Request, _ httprouter.Params, who *principal) error {
+	page, err := listPage(r, "keys")
+	if err != nil {
+		return err
+	}
 	// Write buffered use times first, so the listing is current.
 	if err := s.flushKeyUse(r.Context()); err != nil {
 		return err
 	}
-	keys, err := s.st.ListAPIKeys(r.Context(), who.user.ID)
+	keys, next, err := s.st.ListAPIKeysPage(r.Context(), who.user.ID, page)
 	if err != nil {
 		return err
 	}
@@ -45,7 +49,7 @@ func (s *Server) handleListKeys(w http.ResponseWriter, r *http.Request, _ httpro
 	for i, k := range keys {
 		out[i] = keyJSON{ID: k.ID, Name: k.Name, Prefix: k.Prefix, CreatedAt: ts(k.CreatedAt), LastUsedAt: tsPtr(k.LastUsedAt)}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"keys": out})
+	writeJSON(w, http.StatusOK, pageBody(map[string]any{"keys": out}, "keys", next))
 	return nil
 }
 

@@ -22,11 +22,15 @@ func renderPins(ps []store.Pin) map[string]any {
 }
 
 func (s *Server) handleListPins(w http.ResponseWriter, r *http.Request, _ httprouter.Params, who *principal) error {
-	ps, err := s.st.ListPins(r.Context(), who.user.ID)
+	page, err := listPage(r, "pins")
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, renderPins(ps))
+	ps, next, err := s.st.ListPinsPage(r.Context(), who.user.ID, page)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, pageBody(renderPins(ps), "pins", next))
 	return nil
 }
 
@@ -43,7 +47,7 @@ func (s *Server) handlePin(w http.ResponseWriter, r *http.Request, _ httprouter.
 	if req.ChannelID == "" {
 		return errInvalidPayload("channel_id is required")
 	}
-	p, created, err := s.st.PinChannel(r.Context(), who.user.ID, req.ChannelID)
+	p, created, err := s.svc.PinChannel(r.Context(), who.user, req.ChannelID)
 	if err != nil {
 		return err
 	}

@@ -75,6 +75,7 @@ type Server struct {
 	streams      context.Context // ends when CloseStreams is called
 	closeStreams context.CancelFunc
 	hub          *hub.Hub
+	streamsOpen  *streamSlots               // each user's live streams open here, for the plan's max_streams
 	credChanges  atomic.Int64               // credential changes as of the hub's last read
 	heartbeat    atomic.Int64               // a stream's heartbeat interval (a time.Duration); tests shorten it
 	beatOffset   atomic.Pointer[offsetFunc] // picks each stream's first heartbeat (firstBeat); tests fix it
@@ -101,15 +102,16 @@ func New(opts Options) *Server {
 	}
 	s := &Server{
 		cfg: opts.Config, st: opts.Store, svc: opts.Service, log: opts.Logger, version: opts.Version, now: opts.Now,
-		baseURL:  strings.TrimRight(opts.Config.BaseURL, "/"),
-		hsts:     strings.HasPrefix(strings.ToLower(opts.Config.BaseURL), "https://"),
-		registry: opts.Registry,
-		metrics:  newMetrics(opts.Registry),
-		limits:   ratelimit.New(opts.Now),
-		signins:  newSigninThrottle(opts.Now),
-		keyUse:   newKeyUse(),
-		subs:     opts.Subscriptions,
-		started:  opts.Now(),
+		baseURL:     strings.TrimRight(opts.Config.BaseURL, "/"),
+		hsts:        strings.HasPrefix(strings.ToLower(opts.Config.BaseURL), "https://"),
+		registry:    opts.Registry,
+		metrics:     newMetrics(opts.Registry),
+		limits:      ratelimit.New(opts.Now),
+		signins:     newSigninThrottle(opts.Now),
+		keyUse:      newKeyUse(),
+		streamsOpen: newStreamSlots(),
+		subs:        opts.Subscriptions,
+		started:     opts.Now(),
 	}
 	s.streams, s.closeStreams = context.WithCancel(context.Background())
 	s.heartbeat.Store(int64(heartbeat))

@@ -30,6 +30,11 @@ func (s *Server) CloseStreams() { s.closeStreams() }
 // client that reconnects misses nothing kept since.
 func (s *Server) handleStream(w http.ResponseWriter, r *http.Request, _ httprouter.Params, who *principal) error {
 	ctx := r.Context()
+	release, err := s.holdStream(w, who)
+	if err != nil {
+		return err
+	}
+	defer release()
 	after, reset, err := s.streamStart(r)
 	if err != nil {
 		return err

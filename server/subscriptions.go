@@ -11,6 +11,7 @@ import (
 	"github.com/julienschmidt/httprouter"
 
 	"github.com/heraldhq/herald/config"
+	"github.com/heraldhq/herald/service"
 	"github.com/heraldhq/herald/store"
 	"github.com/heraldhq/herald/subscription"
 )
@@ -28,10 +29,13 @@ func (s *Server) subscriptionView(ctx context.Context, userID string) (map[strin
 	if err != nil {
 		return nil, err
 	}
-	limits := s.cfg.Plans.Limits(u.Plan)
+	// The rate limits this server applies, and the caps its rules do.
+	rates, caps := s.cfg.Plans.Limits(u.Plan), s.svc.Limits(u.Plan)
 	view := map[string]any{
 		"plan": u.Plan, "status": "none", "store": nil, "product_id": nil, "expires_at": nil,
-		"limits": map[string]int{"send_per_minute": limits.SendPerMinute, "api_per_minute": limits.APIPerMinute},
+		"limits": map[string]int{"send_per_minute": rates.SendPerMinute, "api_per_minute": rates.APIPerMinute,
+			"max_channels": caps.MaxChannels, "max_devices": caps.MaxDevices, "max_folders": caps.MaxFolders,
+			"max_pins": caps.MaxPins, "max_streams": rates.MaxStreams, "max_api_keys": service.MaxActiveKeys},
 	}
 	sub, err := s.st.UserSubscription(ctx, userID)
 	if errors.Is(err, store.ErrNotFound) {

@@ -1,10 +1,10 @@
 // Package service holds Herald's rules: what a send must be, who may see
 // and answer a message and how, how an approval resolves, what is stored as
-// an answer and what goes out as a callback, API keys, the server's Web
-// Push keys, and the plan a subscription pays for. The HTTP handlers
-// (server) and the command line call it; it calls the store. It knows
-// nothing of HTTP: a refusal is an *Error of a Kind, which the caller turns
-// into its own terms.
+// an answer and what goes out as a callback, API keys, the caps of each
+// plan on what a user may create, the server's Web Push keys, and the plan
+// a subscription pays for. The HTTP handlers (server) and the command line
+// call it; it calls the store. It knows nothing of HTTP: a refusal is an
+// *Error of a Kind, which the caller turns into its own terms.
 package service
 
 import (
@@ -26,12 +26,15 @@ type Options struct {
 	ResponseTTL, Retention time.Duration
 	// DefaultPlan is the plan of a user without a running subscription.
 	DefaultPlan string
+	// Plans are the plans' limits and caps; a cap left at 0 is the
+	// plan's built-in one.
+	Plans config.Plans
 }
 
 // OptionsFrom takes the rules' settings from the configuration.
 func OptionsFrom(cfg config.Config) Options {
 	return Options{ResponseTTL: cfg.Polling.ResponseTTL.Duration, Retention: cfg.Retention.Messages.Duration,
-		DefaultPlan: cfg.DefaultPlan}
+		DefaultPlan: cfg.DefaultPlan, Plans: cfg.Plans}
 }
 
 // Service is Herald's rules over one store.

@@ -44,10 +44,19 @@ func (s *Store) CreateAPIKey(ctx context.Context, k *APIKey, hash []byte, max in
 
 // ListAPIKeys returns a user's active keys, oldest first.
 func (s *Store) ListAPIKeys(ctx context.Context, userID string) ([]APIKey, error) {
+	out, _, err := s.ListAPIKeysPage(ctx, userID, Page{})
+	return out, err
+}
+
+// ListAPIKeysPage returns a page of a user's active keys, oldest first, and
+// the cursor of the next page (zero on the last).
+func (s *Store) ListAPIKeysPage(ctx context.Context, userID string, p Page) ([]APIKey, Cursor, error) {
+	where, args, limit := p.clauses("created_at", "id")
 	rows, err := s.read.QueryContext(ctx, `SELECT id, user_id, name, prefix, created_at, last_used_at
-		FROM api_keys WHERE user_id = ? AND revoked_at IS NULL ORDER BY created_at, id`, userID)
+		FROM api_keys WHERE user_id = ? AND revoked_at IS NULL`+where+" ORDER BY created_at, id"+limit,
+		append([]any{userID}, args...)...)
 	if err != nil {
-		return nil, fmt.Errorf("store: list api keys: %w", err)
+		return nil, Cursor{}, fmt.Errorf("store: list api keys: %w", err)
 	}
 	defer rows.Close()
 	out := []APIKey{}
@@ -56,12 +65,16 @@ func (s *Store) ListAPIKeys(ctx context.Context, userID string) ([]APIKey, error
 		var created int64
 		var used sql.NullInt64
 		if err := rows.Scan(&k.ID, &k.UserID, &k.Name, &k.Prefix, &created, &used); err != nil {
-			return nil, fmt.Errorf("store: list api keys: %w", err)
+			return nil, Cursor{}, fmt.Errorf("store: list api keys: %w", err)
 		}
 		k.CreatedAt, k.LastUsedAt = fromMS(created), nullTime(used)
 		out = append(out, k)
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, Cursor{}, fmt.Errorf("store: list api keys: %w", err)
+	}
+	out, next := cut(out, p, func(k *APIKey) Cursor { return Cursor{Key: ms(k.CreatedAt), ID: k.ID} })
+	return out, next, nil
 }
 
 // RevokeAPIKey revokes a user's active key; it stops authenticating at once.

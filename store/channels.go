@@ -131,12 +131,25 @@ func NewWebhookToken() string { return NewToken(32) }
 // NewWebhookSecret returns a fresh callback signing secret.
 func NewWebhookSecret() string { return "whsec_" + NewToken(32) }
 
-// CreateChannel inserts c for c.UserID, filling ID, token, secret and times.
+// CreateChannel inserts c for c.UserID, filling ID, token, secret and
+// times, whatever the user already has (users create through service, which
+// passes their plan's cap to CreateChannelCapped).
 func (s *Store) CreateChannel(ctx context.Context, c *Channel) error {
+	return s.CreateChannelCapped(ctx, c, 0)
+}
+
+// CreateChannelCapped is CreateChannel for a user who may own at most max
+// channels (max <= 0: any number). With max or more already it is a
+// *LimitError and nothing is stored; concurrent creates cannot both take
+// the last place (see underCap).
+func (s *Store) CreateChannelCapped(ctx context.Context, c *Channel, max int) error {
 	c.ID, c.WebhookToken, c.WebhookSecret = NewID("ch_"), NewWebhookToken(), NewWebhookSecret()
 	c.CreatedAt = s.now().UTC().Truncate(time.Millisecond)
 	c.UpdatedAt = c.CreatedAt
 	err := s.update(ctx, func(tx *writeTx) error {
+		if err := underCap(tx, "channels", c.UserID, max); err != nil {
+			return err
+		}
 		_, err := tx.Exec(`INSERT INTO channels
 			(id, user_id, name, icon, color, muted_until, folder_id, webhook_token, webhook_secret, approval, created_at, updated_at)
 			VALUES (?, ?, ?, ?, ?, ?, NULL, ?, ?, NULL, ?, ?)`,
@@ -152,20 +165,33 @@ func (s *Store) CreateChannel(ctx context.Context, c *Channel) error {
 
 // ListChannels returns the channels a user owns, oldest first.
 func (s *Store) ListChannels(ctx context.Context, userID string) ([]Channel, error) {
-	rows, err := s.read.QueryContext(ctx, "SELECT "+channelCols+" FROM channels c WHERE c.user_id = ? ORDER BY c.created_at, c.id", userID)
+	out, _, err := s.ListChannelsPage(ctx, userID, Page{})
+	return out, err
+}
+
+// ListChannelsPage returns a page of the channels a user owns, oldest
+// first, and the cursor of the next page (zero on the last).
+func (s *Store) ListChannelsPage(ctx context.Context, userID string, p Page) ([]Channel, Cursor, error) {
+	where, args, limit := p.clauses("c.created_at", "c.id")
+	rows, err := s.read.QueryContext(ctx, "SELECT "+channelCols+" FROM channels c WHERE c.user_id = ?"+where+
+		" ORDER BY c.created_at, c.id"+limit, append([]any{userID}, args...)...)
 	if err != nil {
-		return nil, fmt.Errorf("store: list channels: %w", err)
+		return nil, Cursor{}, fmt.Errorf("store: list channels: %w", err)
 	}
 	defer rows.Close()
 	out := []Channel{}
 	for rows.Next() {
 		c, err := scanChannel(rows)
 		if err != nil {
-			return nil, fmt.Errorf("store: list channels: %w", err)
+			return nil, Cursor{}, fmt.Errorf("store: list channels: %w", err)
 		}
 		out = append(out, *c)
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, Cursor{}, fmt.Errorf("store: list channels: %w", err)
+	}
+	out, next := cut(out, p, func(c *Channel) Cursor { return Cursor{Key: ms(c.CreatedAt), ID: c.ID} })
+	return out, next, nil
 }
 
 // Channel returns a channel the user owns; anyone else's is ErrNotFound.

@@ -44,7 +44,16 @@ func scanDevice(row scanner) (*Device, error) {
 // that registers at every start does not get every push twice; a token
 // registered by another user moves to this one. The registration records
 // d.SessionID (the browser session registering a web device, or none).
+// It registers whatever the user already has (see CreateChannel).
 func (s *Store) RegisterDevice(ctx context.Context, d *Device) error {
+	return s.RegisterDeviceCapped(ctx, d, 0)
+}
+
+// RegisterDeviceCapped is RegisterDevice for a user who may have at most
+// max devices (max <= 0: any number): a new device over it is a
+// *LimitError, while a token the user already has updates its device at
+// any count.
+func (s *Store) RegisterDeviceCapped(ctx context.Context, d *Device, max int) error {
 	now := s.now().UTC().Truncate(time.Millisecond)
 	err := s.update(ctx, func(tx *writeTx) error {
 		existing, err := scanDevice(tx.QueryRow("SELECT "+deviceCols+" FROM devices WHERE user_id = ? AND push_token = ?", d.UserID, d.PushToken))
@@ -52,6 +61,9 @@ func (s *Store) RegisterDevice(ctx context.Context, d *Device) error {
 		case err == nil:
 			d.ID, d.CreatedAt = existing.ID, existing.CreatedAt
 		case errors.Is(err, ErrNotFound):
+			if err := underCap(tx, "devices", d.UserID, max); err != nil {
+				return err
+			}
 			d.ID, d.CreatedAt = NewID("dev_"), now
 		default:
 			return err
@@ -127,20 +139,33 @@ func (s *Store) Device(ctx context.Context, userID, id string) (*Device, error) 
 
 // ListDevices returns a user's devices, oldest first.
 func (s *Store) ListDevices(ctx context.Context, userID string) ([]Device, error) {
-	rows, err := s.read.QueryContext(ctx, "SELECT "+deviceCols+" FROM devices WHERE user_id = ? ORDER BY created_at, id", userID)
+	out, _, err := s.ListDevicesPage(ctx, userID, Page{})
+	return out, err
+}
+
+// ListDevicesPage returns a page of a user's devices, oldest first, and the
+// cursor of the next page (zero on the last).
+func (s *Store) ListDevicesPage(ctx context.Context, userID string, p Page) ([]Device, Cursor, error) {
+	where, args, limit := p.clauses("created_at", "id")
+	rows, err := s.read.QueryContext(ctx, "SELECT "+deviceCols+" FROM devices WHERE user_id = ?"+where+
+		" ORDER BY created_at, id"+limit, append([]any{userID}, args...)...)
 	if err != nil {
-		return nil, fmt.Errorf("store: list devices: %w", err)
+		return nil, Cursor{}, fmt.Errorf("store: list devices: %w", err)
 	}
 	defer rows.Close()
 	out := []Device{}
 	for rows.Next() {
 		d, err := scanDevice(rows)
 		if err != nil {
-			return nil, fmt.Errorf("store: list devices: %w", err)
+			return nil, Cursor{}, fmt.Errorf("store: list devices: %w", err)
 		}
 		out = append(out, *d)
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, Cursor{}, fmt.Errorf("store: list devices: %w", err)
+	}
+	out, next := cut(out, p, func(d *Device) Cursor { return Cursor{Key: ms(d.CreatedAt), ID: d.ID} })
+	return out, next, nil
 }
 
 // DeleteDevice removes a user's device.

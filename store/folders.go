@@ -21,11 +21,21 @@ type Folder struct {
 	CreatedAt time.Time
 }
 
-// CreateFolder appends a folder at the end of the user's list.
+// CreateFolder appends a folder at the end of the user's list, whatever
+// the user already has (see CreateChannel).
 func (s *Store) CreateFolder(ctx context.Context, f *Folder) error {
+	return s.CreateFolderCapped(ctx, f, 0)
+}
+
+// CreateFolderCapped is CreateFolder for a user who may have at most max
+// folders (max <= 0: any number); with max or more it is a *LimitError.
+func (s *Store) CreateFolderCapped(ctx context.Context, f *Folder, max int) error {
 	f.ID = NewID("fld_")
 	f.CreatedAt = s.now().UTC().Truncate(time.Millisecond)
 	err := s.update(ctx, func(tx *writeTx) error {
+		if err := underCap(tx, "folders", f.UserID, max); err != nil {
+			return err
+		}
 		if err := tx.QueryRow("SELECT COALESCE(MAX(position), -1) + 1 FROM folders WHERE user_id = ?", f.UserID).Scan(&f.Position); err != nil {
 			return err
 		}
@@ -41,7 +51,14 @@ func (s *Store) CreateFolder(ctx context.Context, f *Folder) error {
 
 // ListFolders returns a user's folders in their order.
 func (s *Store) ListFolders(ctx context.Context, userID string) ([]Folder, error) {
-	return listFolders(s.readQuery(ctx), userID)
+	out, _, err := listFolders(s.readQuery(ctx), userID, Page{})
+	return out, err
+}
+
+// ListFoldersPage returns a page of a user's folders in their order, and
+// the cursor of the next page (zero on the last).
+func (s *Store) ListFoldersPage(ctx context.Context, userID string, p Page) ([]Folder, Cursor, error) {
+	return listFolders(s.readQuery(ctx), userID, p)
 }
 
 // queryFunc runs a query: tx.Query inside a write, s.readQuery(ctx) on the
@@ -53,10 +70,12 @@ func (s *Store) readQuery(ctx context.Context) queryFunc {
 	return func(q string, args ...any) (*sql.Rows, error) { return s.read.QueryContext(ctx, q, args...) }
 }
 
-func listFolders(query queryFunc, userID string) ([]Folder, error) {
-	rows, err := query("SELECT id, user_id, name, position, created_at FROM folders WHERE user_id = ? ORDER BY position, id", userID)
+func listFolders(query queryFunc, userID string, p Page) ([]Folder, Cursor, error) {
+	where, args, limit := p.clauses("position", "id")
+	rows, err := query("SELECT id, user_id, name, position, created_at FROM folders WHERE user_id = ?"+where+
+		" ORDER BY position, id"+limit, append([]any{userID}, args...)...)
 	if err != nil {
-		return nil, fmt.Errorf("store: list folders: %w", err)
+		return nil, Cursor{}, fmt.Errorf("store: list folders: %w", err)
 	}
 	defer rows.Close()
 	out := []Folder{}
@@ -64,12 +83,16 @@ func listFolders(query queryFunc, userID string) ([]Folder, error) {
 		var f Folder
 		var created int64
 		if err := rows.Scan(&f.ID, &f.UserID, &f.Name, &f.Position, &created); err != nil {
-			return nil, fmt.Errorf("store: list folders: %w", err)
+			return nil, Cursor{}, fmt.Errorf("store: list folders: %w", err)
 		}
 		f.CreatedAt = fromMS(created)
 		out = append(out, f)
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, Cursor{}, fmt.Errorf("store: list folders: %w", err)
+	}
+	out, next := cut(out, p, func(f *Folder) Cursor { return Cursor{Key: int64(f.Position), ID: f.ID} })
+	return out, next, nil
 }
 
 // RenameFolder renames a user's folder and returns it.
@@ -107,7 +130,7 @@ func (s *Store) ReorderFolders(ctx context.Context, userID string, ids []string)
 			return err
 		}
 		var err error
-		out, err = listFolders(tx.Query, userID)
+		out, _, err = listFolders(tx.Query, userID, Page{})
 		return err
 	})
 	if err != nil {

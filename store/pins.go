@@ -14,30 +14,51 @@ type Pin struct {
 
 // ListPins returns a user's pins in their order.
 func (s *Store) ListPins(ctx context.Context, userID string) ([]Pin, error) {
-	return listPins(s.readQuery(ctx), userID)
+	out, _, err := listPins(s.readQuery(ctx), userID, Page{})
+	return out, err
 }
 
-func listPins(query queryFunc, userID string) ([]Pin, error) {
-	rows, err := query("SELECT channel_id, position FROM pins WHERE user_id = ? ORDER BY position, channel_id", userID)
+// ListPinsPage returns a page of a user's pins in their order, and the
+// cursor of the next page (zero on the last).
+func (s *Store) ListPinsPage(ctx context.Context, userID string, p Page) ([]Pin, Cursor, error) {
+	return listPins(s.readQuery(ctx), userID, p)
+}
+
+func listPins(query queryFunc, userID string, pg Page) ([]Pin, Cursor, error) {
+	where, args, limit := pg.clauses("position", "channel_id")
+	rows, err := query("SELECT channel_id, position FROM pins WHERE user_id = ?"+where+
+		" ORDER BY position, channel_id"+limit, append([]any{userID}, args...)...)
 	if err != nil {
-		return nil, fmt.Errorf("store: list pins: %w", err)
+		return nil, Cursor{}, fmt.Errorf("store: list pins: %w", err)
 	}
 	defer rows.Close()
 	out := []Pin{}
 	for rows.Next() {
 		var p Pin
 		if err := rows.Scan(&p.ChannelID, &p.Position); err != nil {
-			return nil, fmt.Errorf("store: list pins: %w", err)
+			return nil, Cursor{}, fmt.Errorf("store: list pins: %w", err)
 		}
 		out = append(out, p)
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, Cursor{}, fmt.Errorf("store: list pins: %w", err)
+	}
+	out, next := cut(out, pg, func(p *Pin) Cursor { return Cursor{Key: int64(p.Position), ID: p.ChannelID} })
+	return out, next, nil
 }
 
 // PinChannel pins a channel the user owns at the end of their pins. Pinning
 // an already pinned channel changes nothing and returns the existing pin
-// (created false). A channel that is not the user's is ErrNotFound.
+// (created false). A channel that is not the user's is ErrNotFound. It
+// pins whatever the user already has (see CreateChannel).
 func (s *Store) PinChannel(ctx context.Context, userID, channelID string) (p Pin, created bool, err error) {
+	return s.PinChannelCapped(ctx, userID, channelID, 0)
+}
+
+// PinChannelCapped is PinChannel for a user who may have at most max pins
+// (max <= 0: any number): a new pin over it is a *LimitError, while the
+// existing pin of a channel already pinned is returned at any count.
+func (s *Store) PinChannelCapped(ctx context.Context, userID, channelID string, max int) (p Pin, created bool, err error) {
 	p.ChannelID = channelID
 	err = s.update(ctx, func(tx *writeTx) error {
 		var n int
@@ -52,6 +73,9 @@ func (s *Store) PinChannel(ctx context.Context, userID, channelID string) (p Pin
 			return nil
 		}
 		if err != sql.ErrNoRows {
+			return err
+		}
+		if err := underCap(tx, "pins", userID, max); err != nil {
 			return err
 		}
 		if err := tx.QueryRow("SELECT COALESCE(MAX(position), -1) + 1 FROM pins WHERE user_id = ?", userID).Scan(&p.Position); err != nil {
@@ -82,7 +106,7 @@ func (s *Store) ReorderPins(ctx context.Context, userID string, channelIDs []str
 			return err
 		}
 		var err error
-		out, err = listPins(tx.Query, userID)
+		out, _, err = listPins(tx.Query, userID, Page{})
 		return err
 	})
 	if err != nil {

@@ -94,6 +94,18 @@ func (s *Store) ListUsers(ctx context.Context) ([]User, error) {
 	return s.queryUsers(ctx, "SELECT "+userCols+" FROM users u ORDER BY u.created_at, u.id")
 }
 
+// ListUsersPage returns a page of the users, oldest first, and the cursor
+// of the next page (zero on the last).
+func (s *Store) ListUsersPage(ctx context.Context, p Page) ([]User, Cursor, error) {
+	where, args, limit := p.clauses("u.created_at", "u.id")
+	out, err := s.queryUsers(ctx, "SELECT "+userCols+" FROM users u WHERE TRUE"+where+" ORDER BY u.created_at, u.id"+limit, args...)
+	if err != nil {
+		return nil, Cursor{}, err
+	}
+	out, next := cut(out, p, func(u *User) Cursor { return Cursor{Key: ms(u.CreatedAt), ID: u.ID} })
+	return out, next, nil
+}
+
 func (s *Store) queryUsers(ctx context.Context, q string, args ...any) ([]User, error) {
 	rows, err := s.read.QueryContext(ctx, q, args...)
 	if err != nil {

@@ -60,3 +60,18 @@ export const enc = encodeURIComponent;
 export function transient(err) {
   return err instanceof ApiError && (err.status === 0 || err.status === 429 || err.status >= 500);
 }
+
+// listAll reads every page of a list that pages by cursor ({key: [...]},
+// with next_cursor while more follow) through call (api, or a view's
+// ctx.api) and answers as one page would: {key: every row, in order}.
+export async function listAll(call, path, key) {
+  const rows = [];
+  let cursor = '';
+  for (;;) {
+    const sep = path.includes('?') ? '&' : '?';
+    const data = await call('GET', cursor ? `${path}${sep}cursor=${encodeURIComponent(cursor)}` : path);
+    rows.push(...(data[key] || []));
+    if (!data.next_cursor) return { [key]: rows };
+    cursor = data.next_cursor;
+  }
+}

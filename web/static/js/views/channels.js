@@ -3,7 +3,7 @@
 // editor (approvers by email). State is the lists as last loaded; each
 // change renders from its answer.
 import { $, el, button, timeEl, swatch, paintSwatches, confirmed, copyButton, copyFrom, exactTime } from '../dom.js';
-import { enc } from '../api.js';
+import { enc, listAll } from '../api.js';
 import { startRename } from '../rename.js';
 import { fieldErrorHandler, markField, clearFieldErrors } from '../fielderrors.js';
 
@@ -73,7 +73,7 @@ export class ChannelsView {
 
   async load(seq) {
     const { api, router } = this.ctx;
-    const [c, p, f] = await Promise.all([api('GET', '/v1/channels'), api('GET', '/v1/pins'), api('GET', '/v1/folders')]);
+    const [c, p, f] = await Promise.all([listAll(api, '/v1/channels', 'channels'), listAll(api, '/v1/pins', 'pins'), listAll(api, '/v1/folders', 'folders')]);
     if (router.stale(seq)) return;
     this.channels = c.channels || [];
     this.pins = p.pins || [];

@@ -1,7 +1,7 @@
 // Devices: the phones and browsers that receive pushes. The one this
 // browser registered is marked.
 import { $, el, button, timeEl, confirmed } from '../dom.js';
-import { enc } from '../api.js';
+import { enc, listAll } from '../api.js';
 import { mountNotifications, thisBrowserDeviceId } from '../notifications.js';
 
 export class DevicesView {
@@ -17,7 +17,7 @@ export class DevicesView {
       this.mounted = true;
       mountNotifications($('notifications-control'));
     }
-    const [data, mine] = await Promise.all([this.ctx.api('GET', '/v1/devices'), thisBrowserDeviceId()]);
+    const [data, mine] = await Promise.all([listAll(this.ctx.api, '/v1/devices', 'devices'), thisBrowserDeviceId()]);
     if (this.ctx.router.stale(seq)) return;
     const devices = data.devices || [];
     $('devices').tBodies[0].replaceChildren(...devices.map((d) => {

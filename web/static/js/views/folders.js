@@ -1,6 +1,6 @@
 // Folders: create, rename, delete and reorder (the order the apps show).
 import { $, el, button, timeEl, confirmed } from '../dom.js';
-import { enc } from '../api.js';
+import { enc, listAll } from '../api.js';
 import { startRename } from '../rename.js';
 import { fieldErrorHandler } from '../fielderrors.js';
 
@@ -15,7 +15,7 @@ export class FoldersView {
   }
 
   async load(seq) {
-    const data = await this.ctx.api('GET', '/v1/folders');
+    const data = await listAll(this.ctx.api, '/v1/folders', 'folders');
     if (this.ctx.router.stale(seq)) return;
     this.render(data.folders || []);
   }

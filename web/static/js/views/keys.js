@@ -1,6 +1,6 @@
 // API keys: create (the secret is shown once), list, revoke.
 import { $, el, button, timeEl, confirmed, copyButton, copyFrom } from '../dom.js';
-import { enc } from '../api.js';
+import { enc, listAll } from '../api.js';
 import { fieldErrorHandler } from '../fielderrors.js';
 
 export class KeysView {
@@ -18,7 +18,7 @@ export class KeysView {
 
   async load(seq) {
     this.hideCreated();
-    const data = await this.ctx.api('GET', '/v1/keys');
+    const data = await listAll(this.ctx.api, '/v1/keys', 'keys');
     if (this.ctx.router.stale(seq)) return;
     const keys = data.keys || [];
     $('keys').tBodies[0].replaceChildren(...keys.map((k) => el('tr', { dataset: { keyId: k.id, name: k.name } },

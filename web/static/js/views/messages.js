@@ -5,7 +5,7 @@
 // its own page, is an approver's list: the approvals asked of them in
 // every channel (GET /v1/messages?approver=me), with the vote buttons.
 import { $, el, confirmed, syncChildren, paintSwatches } from '../dom.js';
-import { enc, transient } from '../api.js';
+import { enc, listAll, transient } from '../api.js';
 import { MessageCard } from './message.js';
 import { fieldErrorHandler } from '../fielderrors.js';
 
@@ -126,7 +126,7 @@ export class MessagesView {
   }
 
   async channels() {
-    const data = await this.ctx.api('GET', '/v1/channels');
+    const data = await listAll(this.ctx.api, '/v1/channels', 'channels');
     return Array.isArray(data.channels) ? data.channels : [];
   }
 

@@ -1,7 +1,7 @@
 // Users (administrators only): create with a password, set the plan, grant
 // or revoke the administrator role, reset a password, delete.
 import { $, el, button, timeEl, confirmed } from '../dom.js';
-import { enc } from '../api.js';
+import { enc, listAll } from '../api.js';
 import { fieldErrorHandler } from '../fielderrors.js';
 
 export class UsersView {
@@ -17,7 +17,7 @@ export class UsersView {
   }
 
   async load(seq) {
-    const data = await this.ctx.api('GET', '/v1/admin/users');
+    const data = await listAll(this.ctx.api, '/v1/admin/users', 'users');
     if (this.ctx.router.stale(seq)) return;
     this.render(data.users || []);
   }
