@@ -29,11 +29,13 @@ type PushJob struct {
 	DeviceID  string
 	Attempts  int
 	Kind      string // PushMessage or PushUpdate
+	OwnerID   string // whose share of the workers it takes
 }
 
 // PushRetry is a device to try again at At.
 type PushRetry struct {
 	DeviceID string
+	OwnerID  string // the device's user
 	Attempts int
 	At       time.Time
 }
@@ -48,15 +50,23 @@ func (s *Store) ReleasePushLeases(ctx context.Context) error {
 	return err
 }
 
-// ClaimPushJobs leases up to n due push jobs.
+// ClaimPushJobs leases up to n due push jobs, with no bound per owner
+// beyond n (ClaimPushJobsFair).
 func (s *Store) ClaimPushJobs(ctx context.Context, n int, lease time.Duration) ([]PushJob, error) {
+	return s.ClaimPushJobsFair(ctx, n, n, lease)
+}
+
+// ClaimPushJobsFair leases up to n due push jobs, oldest first, such that
+// no owner has more than perOwner jobs leased once it returns: the jobs of
+// an owner already at that share are passed over, and stay due for a later
+// claim. One statement, whatever the queue holds: the owners' jobs in
+// flight come from an index of the leased rows only.
+func (s *Store) ClaimPushJobsFair(ctx context.Context, n, perOwner int, lease time.Duration) ([]PushJob, error) {
 	var out []PushJob
 	err := s.update(ctx, func(tx *writeTx) error {
 		now := s.now()
-		rows, err := tx.Query(`UPDATE push_jobs SET lease_until = ?
-			WHERE id IN (SELECT id FROM push_jobs WHERE next_attempt_at <= ? AND (lease_until IS NULL OR lease_until <= ?)
-				ORDER BY next_attempt_at LIMIT ?`+s.skipLocked()+`)
-			RETURNING id, message_id, COALESCE(device_id, ''), attempts, kind`, ms(now.Add(lease)), ms(now), ms(now), n)
+		rows, err := tx.Query(s.claimSQL(pushQueue),
+			ms(now.Add(lease)), ms(now), perOwner, claimWindow(n), n)
 		if err != nil {
 			return err
 		}
@@ -64,7 +74,7 @@ func (s *Store) ClaimPushJobs(ctx context.Context, n int, lease time.Duration) (
 		out = out[:0]
 		for rows.Next() {
 			var j PushJob
-			if err := rows.Scan(&j.ID, &j.MessageID, &j.DeviceID, &j.Attempts, &j.Kind); err != nil {
+			if err := rows.Scan(&j.ID, &j.MessageID, &j.DeviceID, &j.Attempts, &j.Kind, &j.OwnerID); err != nil {
 				return err
 			}
 			out = append(out, j)
@@ -123,9 +133,10 @@ func (s *Store) FinishPushJob(ctx context.Context, job PushJob, retries []PushRe
 			return err
 		}
 		for _, r := range retries {
-			if _, err := tx.Exec(`INSERT INTO push_jobs (message_id, device_id, attempts, next_attempt_at, kind)
-				SELECT ?, ?, CAST(? AS BIGINT), CAST(? AS BIGINT), ? WHERE EXISTS (SELECT 1 FROM messages WHERE id = ?)`,
-				job.MessageID, r.DeviceID, r.Attempts, ms(r.At), cmp.Or(job.Kind, PushMessage), job.MessageID); err != nil {
+			if _, err := tx.Exec(`INSERT INTO push_jobs (message_id, device_id, attempts, next_attempt_at, kind, owner_id)
+				SELECT ?, ?, CAST(? AS BIGINT), CAST(? AS BIGINT), ?, ? WHERE EXISTS (SELECT 1 FROM messages WHERE id = ?)`,
+				job.MessageID, r.DeviceID, r.Attempts, ms(r.At), cmp.Or(job.Kind, PushMessage), cmp.Or(r.OwnerID, job.OwnerID),
+				job.MessageID); err != nil {
 				return err
 			}
 		}
@@ -151,8 +162,9 @@ func (s *Store) DeactivateDevice(ctx context.Context, id string) error {
 // approval resolved: only when it was pushed (not muted) and a recipient
 // has an active web device, so most answers cost one indexed look.
 func (s *Store) queueUpdatePush(tx *writeTx, id string) error {
-	res, err := tx.Exec(`INSERT INTO push_jobs (message_id, kind, next_attempt_at)
-		SELECT m.id, 'update', CAST(?2 AS BIGINT) FROM messages m WHERE m.id = ?1 AND m.muted = 0 AND EXISTS (
+	res, err := tx.Exec(`INSERT INTO push_jobs (message_id, kind, next_attempt_at, owner_id)
+		SELECT m.id, 'update', CAST(?2 AS BIGINT), (SELECT user_id FROM channels WHERE id = m.channel_id)
+		FROM messages m WHERE m.id = ?1 AND m.muted = 0 AND EXISTS (
 			SELECT 1 FROM devices d WHERE d.active = 1 AND d.platform = 'web' AND d.user_id IN (
 				SELECT c.user_id FROM channels c WHERE c.id = m.channel_id
 				UNION SELECT j.value FROM `+s.approvers("m")+`))`, id, ms(s.now()))
