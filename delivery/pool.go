@@ -20,7 +20,14 @@ func fairShare(workers int) int { return max(1, workers/4) }
 // but none could be claimed because their owners are at their share: a
 // freed worker or a commit wakes it at once, and this catches a share
 // freed on another replica or a job of someone else coming due.
-const blockedWait = 250 * time.Millisecond
+//
+// Woken while so blocked, it waits until blockedPace has passed since the
+// claim that found nothing: each claim is a write, and a user at their
+// share who keeps sending would otherwise cost one with every commit.
+const (
+	blockedWait = 250 * time.Millisecond
+	blockedPace = 50 * time.Millisecond
+)
 
 // pool is the dispatch loop shared by the callback queue and the pusher:
 // claim as many due jobs as there are free workers, run each on its own
@@ -52,7 +59,7 @@ func (p *pool[T]) run(ctx context.Context) {
 		// job will be; a claim is a write, so it is only made when needed.
 		next, ok, err := p.next(ctx)
 		due := err != nil || (ok && !next.After(p.now()))
-		blocked := false
+		blocked, claimedAt := false, time.Now()
 		if free := p.workers - len(slots); free > 0 && due {
 			jobs, err := p.claim(ctx, free)
 			if err != nil && ctx.Err() == nil {
@@ -85,9 +92,17 @@ func (p *pool[T]) run(ctx context.Context) {
 		if !live {
 			return
 		}
-		// Woken by a commit: let the commits of a busy moment gather.
-		if woken && p.settle > 0 {
-			if _, live := schedule.Sleep(ctx, timer, p.settle, nil); !live {
+		// Woken by a commit: let the commits of a busy moment gather, and
+		// pace the claims that find only owners at their share.
+		gather := time.Duration(0)
+		if woken {
+			gather = p.settle
+			if blocked {
+				gather = max(gather, blockedPace-time.Since(claimedAt))
+			}
+		}
+		if gather > 0 {
+			if _, live := schedule.Sleep(ctx, timer, gather, nil); !live {
 				return
 			}
 		}

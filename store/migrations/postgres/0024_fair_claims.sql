@@ -12,6 +12,12 @@ UPDATE push_jobs SET owner_id = COALESCE(
 CREATE INDEX push_jobs_leased ON push_jobs(lease_until, owner_id) WHERE lease_until IS NOT NULL;
 CREATE INDEX deliveries_leased ON deliveries(lease_until) WHERE lease_until IS NOT NULL;
 
+-- A device is registered by its push token, which one phone or browser
+-- holds: finding the registrations of a token no longer reads every
+-- device, however many a user has. A hash index: a token may be longer
+-- than a B-tree entry may (4 KB).
+CREATE INDEX devices_push_token ON devices USING hash (push_token);
+
 -- The send path's trigger (0022), its push jobs now with their owner, whom
 -- it looks up anyway.
 CREATE OR REPLACE FUNCTION messages_created_fn() RETURNS trigger

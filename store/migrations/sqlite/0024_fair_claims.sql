@@ -17,6 +17,11 @@ UPDATE push_jobs SET owner_id = COALESCE(
 CREATE INDEX push_jobs_leased ON push_jobs(lease_until, owner_id) WHERE lease_until IS NOT NULL;
 CREATE INDEX deliveries_leased ON deliveries(lease_until) WHERE lease_until IS NOT NULL;
 
+-- A device is registered by its push token, which one phone or browser
+-- holds: finding the registrations of a token no longer reads every
+-- device, however many a user has.
+CREATE INDEX devices_push_token ON devices(push_token);
+
 -- The send path's trigger (0007), its push job now with its owner, whom
 -- the trigger looks up anyway.
 DROP TRIGGER messages_created;
