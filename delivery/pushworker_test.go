@@ -665,7 +665,8 @@ func TestPusherShutdownKeepsUnsentPushes(t *testing.T) {
 	// while slow hangs.
 	e.waitFor("the other devices reached", func() bool { return e.fakes.successes(fast) == 1 && e.fakes.successes(web) == 1 })
 	time.Sleep(100 * time.Millisecond) // and their answers are back
-	stop()                             // SIGTERM while the push to slow is in flight
+	// SIGTERM while the push to slow is in flight.
+	stop()
 
 	if _, ok := e.nextPush(); !ok {
 		t.Fatal("stopping the Pusher mid-job dropped the pushes it had not made")
