@@ -58,18 +58,23 @@ func (e *pwEnv) webDevices(u *store.User, base string, n int) {
 // callback queued per message, as the server does it.
 func (e *pwEnv) answered(ch *store.Channel, url string, n int) []string {
 	e.t.Helper()
+	return answered(e.t, e.st, e.clock.Now(), ch, url, n)
+}
+
+func answered(t *testing.T, st *store.Store, at time.Time, ch *store.Channel, url string, n int) []string {
+	t.Helper()
 	ctx := context.Background()
 	var ids []string
 	for i := range n {
 		m := &store.Message{ChannelID: ch.ID, Title: fmt.Sprint("question ", i), Priority: "normal",
 			Actions: json.RawMessage(`[{"type":"button","label":"OK","key":"ok"}]`), CallbackURL: &url}
-		if err := e.st.CreateMessage(ctx, m); err != nil {
-			e.t.Fatal(err)
+		if err := st.CreateMessage(ctx, m); err != nil {
+			t.Fatal(err)
 		}
 		body, _ := json.Marshal(map[string]any{"event": "response.received", "message_id": m.ID})
-		if err := e.st.Respond(ctx, m.ID, body, e.clock.Now(), &store.NewDelivery{ChannelID: ch.ID,
+		if err := st.Respond(ctx, m.ID, body, at, &store.NewDelivery{ChannelID: ch.ID,
 			Event: "response.received", URL: url, Body: body}); err != nil {
-			e.t.Fatal(err)
+			t.Fatal(err)
 		}
 		ids = append(ids, m.ID)
 	}
