@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
@@ -129,5 +131,102 @@ func TestTarpitsDoNotStallOtherUsers(t *testing.T) {
 		tarpit.Accepted())
 	if got := e.fakes.webPayloads(annWeb); len(got) == 0 || got[0]["message_id"] != pushed || got[0]["title"] != "Backup finished" {
 		t.Errorf("ann's browser got %v, want first the push of %s", got, pushed)
+	}
+}
+
+// TestPusherSendsDevicesSideBySide: a job sends to its devices side by
+// side, up to 8 at once: with 20 browsers whose push service
+// holds each push until 8 are in flight (or 300 ms pass), 8 are in flight
+// together, never more, and every browser gets the push.
+func TestPusherSendsDevicesSideBySide(t *testing.T) {
+	e := newPWEnv(t)
+	var (
+		mu             sync.Mutex
+		inFlight, most int
+		served         int
+		full           = make(chan struct{})
+		fullOnce       sync.Once
+	)
+	svc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		inFlight++
+		most = max(most, inFlight)
+		if inFlight == 8 {
+			fullOnce.Do(func() { close(full) })
+		}
+		mu.Unlock()
+		select {
+		case <-full:
+		case <-time.After(300 * time.Millisecond):
+		}
+		mu.Lock()
+		inFlight--
+		served++
+		mu.Unlock()
+		w.WriteHeader(http.StatusCreated)
+	}))
+	t.Cleanup(svc.Close)
+	e.webDevices(e.ann, svc.URL, 20)
+	e.runWith(e.fakes.guardedWeb(netguard.Policy{AllowLoopback: true}), PushConfig{Workers: 1})
+
+	start := time.Now()
+	e.message("to twenty browsers")
+	e.waitIdle("every browser pushed", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return served == 20
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	t.Logf("20 pushes in %s, at most %d at once", time.Since(start).Round(time.Millisecond), most)
+	if most != 8 {
+		t.Errorf("at most %d pushes of the job were in flight at once, want 8", most)
+	}
+}
+
+// TestPusherDeactivatesEndpointFailingEveryAttempt: a browser whose push
+// endpoint fails every attempt (here with 503) is deactivated
+// after the last, as one whose subscription is gone, and the log says so.
+// A browser throttled with 429 and a phone whose provider fails keep
+// their registration: neither says anything of the device.
+func TestPusherDeactivatesEndpointFailingEveryAttempt(t *testing.T) {
+	e := newPWEnv(t)
+	dead, deadKey := e.device(e.ann, "web", "dead-browser")
+	throttled, throttledKey := e.device(e.ann, "web", "throttled-browser")
+	phone, phoneKey := e.device(e.ann, "ios", "flaky-iphone")
+	e.fakes.answer(deadKey, http.StatusServiceUnavailable)
+	e.fakes.answer(throttledKey, http.StatusTooManyRequests)
+	e.fakes.answer(phoneKey, http.StatusServiceUnavailable)
+	const attempts = 3
+	e.runWith(e.fakes.dispatcher(true, false, true), PushConfig{Workers: 2, MaxAttempts: attempts})
+
+	e.message("never arrives")
+	for attempt := 1; attempt < attempts; attempt++ {
+		e.waitFor(fmt.Sprintf("attempt %d", attempt), func() bool {
+			at, ok := e.nextPush()
+			return ok && at.After(e.clock.Now()) && len(e.fakes.pushes(deadKey)) == attempt &&
+				len(e.fakes.pushes(throttledKey)) == attempt && len(e.fakes.pushes(phoneKey)) == attempt
+		})
+		e.clock.Advance(pushBackoffMax)
+		e.st.Poke(store.TopicPush)
+	}
+	e.waitIdle("the last attempt", func() bool { return !e.active(dead) })
+	for _, key := range []string{deadKey, throttledKey, phoneKey} {
+		if got := len(e.fakes.pushes(key)); got != attempts {
+			t.Errorf("%s: %d attempts, want %d", key, got, attempts)
+		}
+	}
+	if !e.active(throttled) || !e.active(phone) {
+		t.Errorf("throttled browser active %v, phone active %v; want both kept", e.active(throttled), e.active(phone))
+	}
+	if got := e.logs.String(); !strings.Contains(got, "endpoint failed every attempt; device deactivated") || !strings.Contains(got, dead.ID) {
+		t.Errorf("the deactivation was not logged:\n%s", got)
+	}
+	// No more pushes to it.
+	e.message("after")
+	e.waitFor("the next message", func() bool { return len(e.fakes.pushes(throttledKey)) == attempts+1 })
+	time.Sleep(50 * time.Millisecond) // the job's other pushes
+	if got := len(e.fakes.pushes(deadKey)); got != attempts {
+		t.Errorf("the deactivated browser got %d pushes, want %d", got, attempts)
 	}
 }
