@@ -188,7 +188,7 @@ func TestPusherRestsTarpitHost(t *testing.T) {
 	e := newPWEnv(t)
 	tarpit := testkit.NewTarpit(t)
 	e.webDevices(e.ann, "http://"+tarpit.Addr(), 5)
-	_, web := e.device(e.ann, "web", "ann-firefox")
+	browser, web := e.device(e.ann, "web", "ann-firefox")
 	client := netguard.Policy{AllowLoopback: true}.ClientWith(netguard.Limits{FirstByte: 200 * time.Millisecond, Total: 5 * time.Second})
 	stop := e.runWith(push.NewDispatcher(nil, nil, push.NewWebPush("mailto:ops@example.com", e.fakes.vapidPub, e.fakes.vapidPriv, client)),
 		PushConfig{Workers: 1})
@@ -208,7 +208,9 @@ func TestPusherRestsTarpitHost(t *testing.T) {
 	}
 	byMessage := map[string][]int{}
 	for _, j := range jobs {
-		byMessage[j.MessageID] = append(byMessage[j.MessageID], j.Attempts)
+		if j.DeviceID != browser.ID { // its push may be cut by the stop, and kept
+			byMessage[j.MessageID] = append(byMessage[j.MessageID], j.Attempts)
+		}
 	}
 	if fmt.Sprint(byMessage[first]) != "[1 1 1 1 1]" || fmt.Sprint(byMessage[second]) != "[0 0 0 0 0]" {
 		t.Errorf("retries by message: first %v, second %v; want 5 after one attempt, and 5 with none counted",
