@@ -1,6 +1,9 @@
 package store
 
-import "strings"
+import (
+	"math"
+	"strings"
+)
 
 // A fair claim leases the oldest due jobs of a queue such that no owner
 // (the user the job is for) ends up with more than a share of them leased:
@@ -49,6 +52,9 @@ func (s *Store) claimSQL(q fairQueue) string {
 	return strings.NewReplacer("{table}", q.table, "{from}", q.from, "{owner}", q.owner, "{queued}", q.queued,
 		"{lock}", lock, "{returning}", q.returning).Replace(claimFairSQL)
 }
+
+// noShare is a share no owner reaches: a claim without a bound per owner.
+const noShare = math.MaxInt32
 
 // claimWindow is how many due jobs a claim of n looks at, past the jobs of
 // owners at their share.

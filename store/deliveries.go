@@ -81,10 +81,10 @@ func (s *Store) ReleaseLeases(ctx context.Context) error {
 	return err
 }
 
-// ClaimDeliveries leases up to n due jobs for lease, with no bound per
-// owner beyond n (ClaimDeliveriesFair).
+// ClaimDeliveries leases up to n due jobs for lease, oldest first, with no
+// bound per owner (ClaimDeliveriesFair has one).
 func (s *Store) ClaimDeliveries(ctx context.Context, n int, lease time.Duration) ([]Delivery, error) {
-	return s.ClaimDeliveriesFair(ctx, n, n, lease)
+	return s.ClaimDeliveriesFair(ctx, n, noShare, lease)
 }
 
 // ClaimDeliveriesFair leases up to n due jobs for lease, oldest first, such

@@ -50,10 +50,10 @@ func (s *Store) ReleasePushLeases(ctx context.Context) error {
 	return err
 }
 
-// ClaimPushJobs leases up to n due push jobs, with no bound per owner
-// beyond n (ClaimPushJobsFair).
+// ClaimPushJobs leases up to n due push jobs, oldest first, with no bound
+// per owner (ClaimPushJobsFair has one).
 func (s *Store) ClaimPushJobs(ctx context.Context, n int, lease time.Duration) ([]PushJob, error) {
-	return s.ClaimPushJobsFair(ctx, n, n, lease)
+	return s.ClaimPushJobsFair(ctx, n, noShare, lease)
 }
 
 // ClaimPushJobsFair leases up to n due push jobs, oldest first, such that
