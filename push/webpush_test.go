@@ -256,7 +256,7 @@ func TestWebPushErrors(t *testing.T) {
 func TestWebPushEndpoint(t *testing.T) {
 	for token, want := range map[string]string{
 		`{"endpoint":"https://push.example/send/abc","keys":{"p256dh":"x","auth":"y"}}`: "https://push.example/send/abc",
-		`{"keys":{}}`:        "",
+		`{"keys":{}}`:       "",
 		`apns-device-token`: "",
 	} {
 		if got := WebPushEndpoint(token); got != want {
