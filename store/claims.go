@@ -22,8 +22,9 @@ import (
 const claimFairSQL = `UPDATE {table} SET lease_until = ?1
 	WHERE id IN (
 		WITH busy AS (
-			SELECT {owner} AS owner_id, count(*) AS n FROM {from}
-			WHERE j.lease_until > ?2 GROUP BY {owner}),
+			SELECT owner_id, count(*) AS n FROM (
+				SELECT {owner} AS owner_id FROM {from} WHERE j.lease_until > ?2) leased
+			GROUP BY owner_id),
 		due AS (
 			SELECT j.id, {owner} AS owner_id, j.next_attempt_at FROM {from}
 			WHERE {queued} AND j.next_attempt_at <= ?2 AND (j.lease_until IS NULL OR j.lease_until <= ?2)
@@ -60,11 +61,14 @@ const noShare = math.MaxInt32
 // owners at their share.
 func claimWindow(n int) int { return max(4*n, 32) }
 
-// The queues claimed fairly. A push job carries its owner (0024); a
-// callback's is its channel's, one key lookup away.
+// The queues claimed fairly. A retry of a push to one device carries its
+// owner (0024); a message's fan-out and update are their channel's, as a
+// callback is: one or two key lookups, which the send path is spared.
 var (
-	pushQueue = fairQueue{table: "push_jobs", from: "push_jobs j", owner: "j.owner_id", queued: "TRUE",
-		returning: "id, message_id, COALESCE(device_id, ''), attempts, kind, owner_id"}
+	pushQueue = fairQueue{table: "push_jobs", from: "push_jobs j",
+		owner: `CASE WHEN j.owner_id <> '' THEN j.owner_id ELSE COALESCE((SELECT c.user_id FROM messages m
+			JOIN channels c ON c.id = m.channel_id WHERE m.id = j.message_id), '') END`,
+		queued: "TRUE", returning: "id, message_id, COALESCE(device_id, ''), attempts, kind"}
 	deliveryQueue = fairQueue{table: "deliveries", from: "deliveries j JOIN channels c ON c.id = j.channel_id",
 		owner: "c.user_id", queued: "j.state = 'pending'",
 		returning: "id, message_id, channel_id, event, url, body, attempts"}

@@ -29,13 +29,12 @@ type PushJob struct {
 	DeviceID  string
 	Attempts  int
 	Kind      string // PushMessage or PushUpdate
-	OwnerID   string // whose share of the workers it takes
 }
 
 // PushRetry is a device to try again at At.
 type PushRetry struct {
 	DeviceID string
-	OwnerID  string // the device's user
+	OwnerID  string // the device's user, whose share of the workers it takes
 	Attempts int
 	At       time.Time
 }
@@ -65,8 +64,7 @@ func (s *Store) ClaimPushJobsFair(ctx context.Context, n, perOwner int, lease ti
 	var out []PushJob
 	err := s.update(ctx, func(tx *writeTx) error {
 		now := s.now()
-		rows, err := tx.Query(s.claimSQL(pushQueue),
-			ms(now.Add(lease)), ms(now), perOwner, claimWindow(n), n)
+		rows, err := tx.Query(s.claimSQL(pushQueue), ms(now.Add(lease)), ms(now), perOwner, claimWindow(n), n)
 		if err != nil {
 			return err
 		}
@@ -74,7 +72,7 @@ func (s *Store) ClaimPushJobsFair(ctx context.Context, n, perOwner int, lease ti
 		out = out[:0]
 		for rows.Next() {
 			var j PushJob
-			if err := rows.Scan(&j.ID, &j.MessageID, &j.DeviceID, &j.Attempts, &j.Kind, &j.OwnerID); err != nil {
+			if err := rows.Scan(&j.ID, &j.MessageID, &j.DeviceID, &j.Attempts, &j.Kind); err != nil {
 				return err
 			}
 			out = append(out, j)
@@ -135,7 +133,7 @@ func (s *Store) FinishPushJob(ctx context.Context, job PushJob, retries []PushRe
 		for _, r := range retries {
 			if _, err := tx.Exec(`INSERT INTO push_jobs (message_id, device_id, attempts, next_attempt_at, kind, owner_id)
 				SELECT ?, ?, CAST(? AS BIGINT), CAST(? AS BIGINT), ?, ? WHERE EXISTS (SELECT 1 FROM messages WHERE id = ?)`,
-				job.MessageID, r.DeviceID, r.Attempts, ms(r.At), cmp.Or(job.Kind, PushMessage), cmp.Or(r.OwnerID, job.OwnerID),
+				job.MessageID, r.DeviceID, r.Attempts, ms(r.At), cmp.Or(job.Kind, PushMessage), r.OwnerID,
 				job.MessageID); err != nil {
 				return err
 			}
@@ -162,9 +160,8 @@ func (s *Store) DeactivateDevice(ctx context.Context, id string) error {
 // approval resolved: only when it was pushed (not muted) and a recipient
 // has an active web device, so most answers cost one indexed look.
 func (s *Store) queueUpdatePush(tx *writeTx, id string) error {
-	res, err := tx.Exec(`INSERT INTO push_jobs (message_id, kind, next_attempt_at, owner_id)
-		SELECT m.id, 'update', CAST(?2 AS BIGINT), (SELECT user_id FROM channels WHERE id = m.channel_id)
-		FROM messages m WHERE m.id = ?1 AND m.muted = 0 AND EXISTS (
+	res, err := tx.Exec(`INSERT INTO push_jobs (message_id, kind, next_attempt_at)
+		SELECT m.id, 'update', CAST(?2 AS BIGINT) FROM messages m WHERE m.id = ?1 AND m.muted = 0 AND EXISTS (
 			SELECT 1 FROM devices d WHERE d.active = 1 AND d.platform = 'web' AND d.user_id IN (
 				SELECT c.user_id FROM channels c WHERE c.id = m.channel_id
 				UNION SELECT j.value FROM `+s.approvers("m")+`))`, id, ms(s.now()))
