@@ -104,7 +104,7 @@ func (a *app) serve(ctx context.Context) error {
 	svc.Schedule(jobs)
 	srv.Schedule(jobs)
 	queue := delivery.New(st, delivery.Config{
-		Workers: cfg.Delivery.Workers, Timeout: cfg.Delivery.Timeout.Duration,
+		Workers: cfg.Delivery.Workers, Timeout: cfg.Delivery.Timeout.Duration, FirstByte: cfg.Delivery.FirstByte.Duration,
 		BackoffBase: cfg.Delivery.BackoffBase.Duration, BackoffMax: cfg.Delivery.BackoffMax.Duration,
 		MaxAttempts: cfg.Delivery.MaxAttempts, Guard: guard, UserAgent: "Herald-Webhooks/" + version,
 	}, delivery.Options{Logger: log, Registry: reg})

@@ -202,9 +202,10 @@ type Polling struct {
 // the whole rule); AllowLoopback and BlockPrivate are the two switches.
 type Delivery struct {
 	Workers         int      `toml:"workers"`
-	Timeout         Duration `toml:"timeout"`      // per attempt
-	BackoffBase     Duration `toml:"backoff_base"` // wait before the second attempt; doubles each time
-	BackoffMax      Duration `toml:"backoff_max"`  // cap of the wait
+	Timeout         Duration `toml:"timeout"`            // per attempt
+	FirstByte       Duration `toml:"first_byte_timeout"` // wait for the answer to begin, within timeout
+	BackoffBase     Duration `toml:"backoff_base"`       // wait before the second attempt; doubles each time
+	BackoffMax      Duration `toml:"backoff_max"`        // cap of the wait
 	MaxAttempts     int      `toml:"max_attempts"`
 	BlockedNetworks []string `toml:"blocked_networks"` // more CIDRs to refuse, on top of the built-in ones
 	AllowLoopback   bool     `toml:"allow_loopback"`   // let callbacks reach 127.0.0.0/8 and ::1 (receivers on this host)
@@ -309,6 +310,7 @@ func defaults() Config {
 		Delivery: Delivery{
 			Workers:         8,
 			Timeout:         Duration{10 * time.Second},
+			FirstByte:       Duration{5 * time.Second},
 			BackoffBase:     Duration{time.Minute},
 			BackoffMax:      Duration{time.Hour},
 			MaxAttempts:     8,

@@ -140,6 +140,7 @@ response_ttl = "1m"
 [delivery]
 workers = 2
 timeout = "5s"
+first_byte_timeout = "4s"
 backoff_base = "2s"
 backoff_max = "20s"
 max_attempts = 3
@@ -198,7 +199,7 @@ messages = "24h"
 		Plans: Plans{Free: Plan{SendPerMinute: 1, APIPerMinute: 2, MaxChannels: 50, MaxFolders: 50, MaxPins: 50, MaxStreams: 10},
 			Pro: Plan{SendPerMinute: 3, APIPerMinute: 4, MaxChannels: 7, MaxDevices: 8, MaxFolders: 9, MaxPins: 10, MaxStreams: 11}},
 		Polling: Polling{ResponseTTL: Duration{time.Minute}},
-		Delivery: Delivery{Workers: 2, Timeout: Duration{5 * time.Second}, BackoffBase: Duration{2 * time.Second}, BackoffMax: Duration{20 * time.Second}, MaxAttempts: 3,
+		Delivery: Delivery{Workers: 2, Timeout: Duration{5 * time.Second}, FirstByte: Duration{4 * time.Second}, BackoffBase: Duration{2 * time.Second}, BackoffMax: Duration{20 * time.Second}, MaxAttempts: 3,
 			BlockedNetworks: []string{"10.0.0.0/8"}, AllowLoopback: true, BlockPrivate: true},
 		Push: Push{Workers: 2, MaxAttempts: 3, BackoffBase: Duration{time.Second}, BackoffMax: Duration{time.Minute},
 			APNs:    APNs{KeyFile: "/k.p8", KeyID: "ABC", TeamID: "TEAM", Topic: "com.example.app", Production: true, Host: "https://127.0.0.1:4443"},
@@ -283,6 +284,7 @@ func TestBadValues(t *testing.T) {
 		{"workers", "[delivery]\nworkers = 0\n", []string{"delivery.workers"}},
 		{"max_attempts", "[delivery]\nmax_attempts = 0\n", []string{"delivery.max_attempts"}},
 		{"timeout", "[delivery]\ntimeout = \"-1s\"\n", []string{"delivery.timeout"}},
+		{"first_byte_timeout", "[delivery]\nfirst_byte_timeout = \"0s\"\n", []string{"line 2: delivery.first_byte_timeout", "positive"}},
 		{"backoff_max below base", "[delivery]\nbackoff_base = \"1h\"\nbackoff_max = \"1m\"\n", []string{"line 3: delivery.backoff_max"}},
 		{"bad cidr", "[delivery]\nblocked_networks = [\"10.0.0.0/8\", \"10.0.0.300/8\"]\n", []string{"delivery.blocked_networks", "10.0.0.300/8"}},
 		{"retention", "[retention]\nmessages = \"0s\"\n", []string{"retention.messages"}},

@@ -175,6 +175,7 @@ func (c *Config) validateDelivery(p *problems) {
 	d := c.Delivery
 	p.atLeast("delivery.workers", d.Workers, 1)
 	p.positive("delivery.timeout", d.Timeout)
+	p.positive("delivery.first_byte_timeout", d.FirstByte)
 	p.positive("delivery.backoff_base", d.BackoffBase)
 	p.positive("delivery.backoff_max", d.BackoffMax)
 	if d.BackoffBase.Duration > 0 && d.BackoffMax.Duration < d.BackoffBase.Duration {

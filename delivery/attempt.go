@@ -30,9 +30,28 @@ const (
 	errUnavailable = "internal error"
 )
 
-// attempt makes one delivery attempt of job and records it.
+// attempt makes one delivery attempt of job and records it. A job whose
+// receiver's host is resting is handed back instead, due when the rest
+// ends, with no attempt counted.
 func (q *Queue) attempt(ctx context.Context, job *store.Delivery) {
+	host := hostOf(job.URL)
+	if host != "" {
+		if at, ok := q.hosts.allow(host); !ok {
+			q.deferJob(ctx, job, at)
+			return
+		}
+	}
 	res, cause := q.send(ctx, job)
+	if host != "" {
+		o := hostAnswered
+		if res.StatusCode == 0 {
+			o = outcomeOf(cause, ctx.Err() != nil)
+		}
+		if q.hosts.done(host, o) {
+			q.log.Warn("delivery: receiver's host keeps not answering; its callbacks wait", "host", logURL(host),
+				"cause", cause)
+		}
+	}
 	if ctx.Err() != nil && !res.Success {
 		// Shutting down: do not count an attempt the shutdown cut short. The
 		// job stays claimed until the next start releases it.
@@ -62,6 +81,18 @@ func (q *Queue) attempt(ctx context.Context, job *store.Delivery) {
 		q.log.Info("delivery: attempt failed, will retry", "delivery", job.ID, "message", job.MessageID,
 			"url", logURL(job.URL), "attempt", n, "status", res.StatusCode, "err", res.Error, "cause", cause, "retry_at", retryAt)
 	}
+}
+
+// deferJob hands job back, due at at.
+func (q *Queue) deferJob(ctx context.Context, job *store.Delivery, at time.Time) {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if err := q.st.DeferDelivery(rctx, job.ID, at); err != nil {
+		q.log.Error("delivery: defer", "delivery", job.ID, "err", err)
+		return
+	}
+	q.metrics.outcomes.WithLabelValues("deferred").Inc()
+	q.log.Debug("delivery: receiver's host is resting; deferred", "delivery", job.ID, "url", logURL(job.URL), "until", at)
 }
 
 // send POSTs the job's body, signed with the channel's secret as it is now:

@@ -16,7 +16,7 @@ type metrics struct {
 func newMetrics(reg prometheus.Registerer, st *store.Store) *metrics {
 	m := &metrics{outcomes: prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "herald_deliveries_total",
-		Help: "Callback delivery attempts by outcome: delivered, retry, dead_lettered.",
+		Help: "Callback delivery attempts by outcome: delivered, retry, dead_lettered; and deferred, a job put off while its host rests.",
 	}, []string{"outcome"})}
 	if reg == nil {
 		return m

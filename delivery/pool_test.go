@@ -196,3 +196,46 @@ func TestPoolClaimsOnlyWhatIsDueAndFree(t *testing.T) {
 		t.Fatal("the pool did not return after its last job ended")
 	}
 }
+
+// TestPoolPacesBlockedClaims: a claim that finds due jobs but takes none
+// (their owners are at their share) sends the loop to sleep, not straight
+// into another claim: a commit wakes it no sooner than blockedPace after
+// that claim, and without one it looks again after blockedWait, for a
+// share freed elsewhere.
+func TestPoolPacesBlockedClaims(t *testing.T) {
+	p, cancel := newPoolProbe(t, 2)
+	now := p.now
+	expectNoLook := func(what string, d time.Duration) {
+		t.Helper()
+		select {
+		case r := <-p.nexts:
+			r <- poolNext{now, true, nil}
+			t.Fatalf("%s: the pool looked again within %s", what, d)
+		case c := <-p.claims:
+			c.answer <- nil
+			t.Fatalf("%s: the pool claimed within %s", what, d)
+		case <-time.After(d):
+		}
+	}
+
+	p.look("jobs due", poolNext{now, true, nil})
+	start := time.Now()
+	p.claim("owners at their share", 2) // takes nothing
+	expectNoLook("after a blocked claim", 20*time.Millisecond)
+	p.st.Poke(store.TopicDeliveries) // a commit, at once
+	p.look("woken", poolNext{now, true, nil})
+	if waited := time.Since(start); waited < blockedPace {
+		t.Errorf("a commit woke the loop %s after the blocked claim, want %s at least", waited, blockedPace)
+	}
+	start = time.Now()
+	p.claim("still at their share", 2)
+	p.look("not woken", poolNext{now, true, nil})
+	if waited := time.Since(start); waited < blockedWait-10*time.Millisecond {
+		t.Errorf("unwoken, the loop looked again %s after a blocked claim, want about %s", waited, blockedWait)
+	}
+	p.claim("a share freed elsewhere", 2, 1)
+	p.look("after a claim that took a job", poolNext{now.Add(time.Hour), true, nil})
+	cancel()
+	p.release <- struct{}{}
+	<-p.finished
+}

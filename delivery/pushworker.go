@@ -6,6 +6,7 @@ import (
 	"errors"
 	"log/slog"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -21,7 +22,18 @@ const (
 	pushMaxAttempts = 5
 	pushBackoffBase = 10 * time.Second
 	pushBackoffMax  = 5 * time.Minute
-	pushLease       = 10 * time.Minute // a job sends to its devices one after another, up to 30 s each
+)
+
+// How a job spends its worker: it sends to up to pushParallel of its
+// devices at once, each send bounded by pushSendTimeout, and starts no send
+// after pushJobBudget: the devices left are queued again, as retries with
+// no attempt counted. So a job ends within budget and send, well inside its
+// lease.
+const (
+	pushParallel    = 8
+	pushSendTimeout = 30 * time.Second
+	pushJobBudget   = time.Minute
+	pushLease       = 2 * time.Minute
 )
 
 // PushConfig is the push workers' policy ([push] in the configuration).
@@ -45,6 +57,7 @@ type Pusher struct {
 	now      func() time.Time
 	cfg      PushConfig
 	outcomes *prometheus.CounterVec
+	hosts    *circuit // Web Push endpoints' hosts that keep not answering
 }
 
 // NewPusher builds a push worker pool over st sending through d.
@@ -60,10 +73,10 @@ func NewPusher(st *store.Store, d *push.Dispatcher, cfg PushConfig, opts Options
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	p := &Pusher{st: st, d: d, log: opts.Logger, now: opts.Now, cfg: cfg,
+	p := &Pusher{st: st, d: d, log: opts.Logger, now: opts.Now, cfg: cfg, hosts: newCircuit(opts.Now),
 		outcomes: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "herald_pushes_total",
-			Help: "Push notifications by platform and outcome: sent, retry, failed, deactivated, skipped.",
+			Help: "Push notifications by platform and outcome: sent, retry, deferred, failed, deactivated, skipped.",
 		}, []string{"platform", "outcome"})}
 	if opts.Registry != nil {
 		opts.Registry.MustRegister(p.outcomes)
@@ -76,9 +89,10 @@ func (p *Pusher) Run(ctx context.Context) error {
 	if err := p.st.ReleasePushLeases(ctx); err != nil {
 		return err
 	}
+	share := fairShare(p.cfg.Workers)
 	loop := &pool[store.PushJob]{st: p.st, topic: store.TopicPush, workers: p.cfg.Workers, now: p.now, log: p.log,
 		claim: func(ctx context.Context, n int) ([]store.PushJob, error) {
-			return p.st.ClaimPushJobs(ctx, n, pushLease)
+			return p.st.ClaimPushJobsFair(ctx, n, share, pushLease)
 		},
 		next: p.st.NextPushAt,
 		work: p.process,
@@ -114,50 +128,127 @@ func (p *Pusher) process(ctx context.Context, job store.PushJob) {
 		p.log.Error("push: read channel", "message", job.MessageID, "err", err)
 		return
 	}
-	var retries []store.PushRetry
+	p.finish(ctx, job, p.sendAll(ctx, job, m, kind, &n, devices))
+}
+
+// sendAll sends n to devices, up to pushParallel at once, and returns the
+// retries they leave.
+func (p *Pusher) sendAll(ctx context.Context, job store.PushJob, m *store.Message, kind string, n *push.Notification,
+	devices []store.Device) []store.PushRetry {
+	budget, cancel := context.WithTimeout(ctx, pushJobBudget)
+	defer cancel()
+	var (
+		mu      sync.Mutex
+		retries []store.PushRetry
+		wg      sync.WaitGroup
+	)
+	slots := make(chan struct{}, pushParallel)
 	for _, dev := range devices {
 		if !p.d.Configured(dev.Platform) {
 			p.outcomes.WithLabelValues(dev.Platform, "skipped").Inc()
 			continue
 		}
-		dn := n
-		if dev.Platform == "web" && kind == store.PushMessage && dev.SessionID != "" && p.cfg.AnswerKey != nil {
-			dn.Answer = &push.Answer{DeviceID: dev.ID, Token: push.AnswerToken(p.cfg.AnswerKey, dev.ID, dev.SessionID, m.ID),
-				URL: "/v1/messages/" + m.ID + "/notification-response"}
+		select {
+		case slots <- struct{}{}:
+		case <-budget.Done():
 		}
-		sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		err := p.d.Send(sctx, dev.Platform, dev.PushToken, dn)
-		cancel()
-		switch {
-		case err == nil:
-			p.outcomes.WithLabelValues(dev.Platform, "sent").Inc()
-		case push.IsPermanent(err):
-			p.outcomes.WithLabelValues(dev.Platform, "deactivated").Inc()
-			p.log.Info("push: device token rejected; device deactivated", "device", dev.ID, "err", err)
-			p.deactivate(ctx, dev.ID)
-		case netguard.IsBlocked(err):
-			// A Web Push endpoint in a blocked network will never be
-			// reached: the device is as dead as one whose token was
-			// rejected, and a retry would only knock on the same door.
-			p.outcomes.WithLabelValues(dev.Platform, "deactivated").Inc()
-			p.log.Warn("push: endpoint in a blocked network; device deactivated", "device", dev.ID, "user", dev.UserID, "err", err)
-			p.deactivate(ctx, dev.ID)
-		case ctx.Err() != nil:
-			// Shutting down: this device was not reached. Leave it for the
-			// next start, without counting an attempt, rather than drop it.
-			retries = append(retries, store.PushRetry{DeviceID: dev.ID, Attempts: job.Attempts, At: p.now()})
-		case push.IsRetryable(err) && job.Attempts+1 < p.cfg.MaxAttempts:
-			p.outcomes.WithLabelValues(dev.Platform, "retry").Inc()
-			n := job.Attempts + 1
-			retries = append(retries, store.PushRetry{DeviceID: dev.ID, Attempts: n,
-				At: p.now().Add(Backoff(p.cfg.BackoffBase, p.cfg.BackoffMax, n))})
-			p.log.Info("push: temporary failure, will retry", "device", dev.ID, "attempt", n, "err", err)
-		default:
-			p.outcomes.WithLabelValues(dev.Platform, "failed").Inc()
-			p.log.Warn("push: failed", "device", dev.ID, "message", m.ID, "err", err)
+		if budget.Err() != nil {
+			// Out of time, or shutting down: this device was not reached.
+			// It waits for a retry, with no attempt counted.
+			mu.Lock()
+			retries = append(retries, store.PushRetry{DeviceID: dev.ID, OwnerID: dev.UserID, Attempts: job.Attempts, At: p.now()})
+			mu.Unlock()
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-slots }()
+			if r, ok := p.send(ctx, job, m, kind, *n, dev); ok {
+				mu.Lock()
+				retries = append(retries, r)
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	return retries
+}
+
+// send pushes n to one device and returns the retry it leaves, if any.
+func (p *Pusher) send(ctx context.Context, job store.PushJob, m *store.Message, kind string, n push.Notification,
+	dev store.Device) (store.PushRetry, bool) {
+	if dev.Platform == "web" && kind == store.PushMessage && dev.SessionID != "" && p.cfg.AnswerKey != nil {
+		n.Answer = &push.Answer{DeviceID: dev.ID, Token: push.AnswerToken(p.cfg.AnswerKey, dev.ID, dev.SessionID, m.ID),
+			URL: "/v1/messages/" + m.ID + "/notification-response"}
+	}
+	retry := store.PushRetry{DeviceID: dev.ID, OwnerID: dev.UserID, Attempts: job.Attempts}
+	// A Web Push endpoint is any URL its user chose: one whose host keeps
+	// not answering is given a rest, so that its pushes wait for a retry
+	// instead of holding a worker each until they time out.
+	host := ""
+	if dev.Platform == "web" {
+		host = hostOf(push.WebPushEndpoint(dev.PushToken))
+	}
+	if host != "" {
+		if at, ok := p.hosts.allow(host); !ok {
+			p.outcomes.WithLabelValues(dev.Platform, "deferred").Inc()
+			p.log.Debug("push: endpoint's host is resting; deferred", "device", dev.ID, "host", host, "until", at)
+			retry.At = at
+			return retry, true
 		}
 	}
-	p.finish(ctx, job, retries)
+	sctx, cancel := context.WithTimeout(ctx, pushSendTimeout)
+	err := p.d.Send(sctx, dev.Platform, dev.PushToken, n)
+	cancel()
+	if host != "" {
+		var answered *push.Error
+		o := hostAnswered
+		if err != nil && !errors.As(err, &answered) {
+			o = outcomeOf(err, ctx.Err() != nil)
+		}
+		if p.hosts.done(host, o) {
+			p.log.Warn("push: endpoint's host keeps not answering; its pushes wait", "host", host, "user", dev.UserID, "err", err)
+		}
+	}
+	switch {
+	case err == nil:
+		p.outcomes.WithLabelValues(dev.Platform, "sent").Inc()
+	case push.IsPermanent(err):
+		p.outcomes.WithLabelValues(dev.Platform, "deactivated").Inc()
+		p.log.Info("push: device token rejected; device deactivated", "device", dev.ID, "err", err)
+		p.deactivate(ctx, dev.ID)
+	case netguard.IsBlocked(err):
+		// A Web Push endpoint in a blocked network will never be
+		// reached: the device is as dead as one whose token was
+		// rejected, and a retry would only knock on the same door.
+		p.outcomes.WithLabelValues(dev.Platform, "deactivated").Inc()
+		p.log.Warn("push: endpoint in a blocked network; device deactivated", "device", dev.ID, "user", dev.UserID, "err", err)
+		p.deactivate(ctx, dev.ID)
+	case ctx.Err() != nil:
+		// Shutting down: this device was not reached. Leave it for the
+		// next start, without counting an attempt, rather than drop it.
+		retry.At = p.now()
+		return retry, true
+	case push.IsRetryable(err) && job.Attempts+1 < p.cfg.MaxAttempts:
+		p.outcomes.WithLabelValues(dev.Platform, "retry").Inc()
+		retry.Attempts = job.Attempts + 1
+		retry.At = p.now().Add(Backoff(p.cfg.BackoffBase, p.cfg.BackoffMax, retry.Attempts))
+		p.log.Info("push: temporary failure, will retry", "device", dev.ID, "attempt", retry.Attempts, "err", err)
+		return retry, true
+	case dev.Platform == "web" && push.IsRetryable(err) && !push.IsThrottled(err):
+		// Every attempt failed: an endpoint that never takes a push is as
+		// dead as one that rejects it. (A 429 throttles Herald, and says
+		// nothing of the endpoint; APNs and FCM failing is theirs.)
+		p.outcomes.WithLabelValues(dev.Platform, "deactivated").Inc()
+		p.log.Warn("push: endpoint failed every attempt; device deactivated", "device", dev.ID, "user", dev.UserID,
+			"attempts", job.Attempts+1, "err", err)
+		p.deactivate(ctx, dev.ID)
+	default:
+		p.outcomes.WithLabelValues(dev.Platform, "failed").Inc()
+		p.log.Warn("push: failed", "device", dev.ID, "message", m.ID, "err", err)
+	}
+	return retry, false
 }
 
 // forBrowsers adds to n what a browser's notification shows besides the

@@ -661,7 +661,12 @@ func TestPusherShutdownKeepsUnsentPushes(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the hanging device was never pushed")
 	}
-	stop() // SIGTERM while the push to slow is in flight
+	// A job sends to its devices side by side: the other two are reached
+	// while slow hangs.
+	e.waitFor("the other devices reached", func() bool { return e.fakes.successes(fast) == 1 && e.fakes.successes(web) == 1 })
+	time.Sleep(100 * time.Millisecond) // and their answers are back
+	// SIGTERM while the push to slow is in flight.
+	stop()
 
 	if _, ok := e.nextPush(); !ok {
 		t.Fatal("stopping the Pusher mid-job dropped the pushes it had not made")

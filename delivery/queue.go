@@ -19,8 +19,11 @@ import (
 
 // Config tunes the queue.
 type Config struct {
-	Workers     int
-	Timeout     time.Duration // per attempt
+	Workers int
+	Timeout time.Duration // per attempt
+	// FirstByte bounds the wait for the receiver's answer to begin, within
+	// Timeout; 0: netguard.FirstByteTimeout.
+	FirstByte   time.Duration
 	BackoffBase time.Duration
 	BackoffMax  time.Duration
 	MaxAttempts int
@@ -36,6 +39,7 @@ type Queue struct {
 	now     func() time.Time
 	client  *http.Client
 	metrics *metrics
+	hosts   *circuit // receivers' hosts that keep not answering
 }
 
 // Options are the optional parts of a Queue.
@@ -59,9 +63,11 @@ func New(st *store.Store, cfg Config, opts Options) *Queue {
 	if cfg.Workers < 1 {
 		cfg.Workers = 1
 	}
-	q := &Queue{st: st, cfg: cfg, log: opts.Logger, now: opts.Now}
+	q := &Queue{st: st, cfg: cfg, log: opts.Logger, now: opts.Now, hosts: newCircuit(opts.Now)}
 	// A redirect is an answer, not a hop: 3xx counts as a failed attempt.
-	q.client = cfg.Guard.Client(cfg.Timeout)
+	// A receiver that never answers holds a worker for the first-byte
+	// bound, not for the whole attempt.
+	q.client = cfg.Guard.ClientWith(netguard.Limits{FirstByte: cfg.FirstByte, Total: cfg.Timeout})
 	if opts.Transport != nil {
 		q.client.Transport = opts.Transport
 	}
@@ -92,9 +98,10 @@ func (q *Queue) Run(ctx context.Context) error {
 	if err := q.st.ReleaseLeases(ctx); err != nil {
 		return err
 	}
+	share := fairShare(q.cfg.Workers)
 	p := &pool[store.Delivery]{st: q.st, topic: store.TopicDeliveries, workers: q.cfg.Workers, now: q.now, log: q.log,
 		claim: func(ctx context.Context, n int) ([]store.Delivery, error) {
-			return q.st.ClaimDeliveries(ctx, n, q.leaseFor())
+			return q.st.ClaimDeliveriesFair(ctx, n, share, q.leaseFor())
 		},
 		next: q.st.NextDeliveryAt,
 		work: func(ctx context.Context, job store.Delivery) { q.attempt(ctx, &job) },

@@ -143,30 +143,69 @@ func (p Policy) checkAddr(address string) error {
 	return p.Check(ap.Addr())
 }
 
-// Transport returns an HTTP transport whose dialer refuses what p blocks.
-// The check runs in the dialer's Control hook on the IP actually being
-// connected to, after DNS resolution, so a name that resolves (or
-// re-resolves) to a blocked address cannot get through.
+// The stages of a guarded call have bounds of their own, well inside a
+// whole attempt's: an address that accepts a connection and never answers
+// (a tarpit) holds a worker for seconds, not for the attempt's timeout.
+const (
+	ConnectTimeout   = 3 * time.Second // the TCP connection
+	HandshakeTimeout = 5 * time.Second // the TLS handshake
+	FirstByteTimeout = 5 * time.Second // from the request sent to the answer's headers
+)
+
+// Limits bound a guarded call. A zero stage takes its default above, and no
+// stage is longer than Total, the whole call with the answer's body.
+type Limits struct {
+	Connect, Handshake, FirstByte time.Duration
+	Total                         time.Duration
+}
+
+func (l Limits) resolved() Limits {
+	stage := func(d, def time.Duration) time.Duration {
+		if d <= 0 {
+			d = def
+		}
+		if l.Total > 0 {
+			d = min(d, l.Total)
+		}
+		return d
+	}
+	l.Connect = stage(l.Connect, ConnectTimeout)
+	l.Handshake = stage(l.Handshake, HandshakeTimeout)
+	l.FirstByte = stage(l.FirstByte, FirstByteTimeout)
+	return l
+}
+
+// Transport returns an HTTP transport whose dialer refuses what p blocks,
+// with the default bounds of each stage within timeout (TransportWith).
 func (p Policy) Transport(timeout time.Duration) *http.Transport {
+	return p.TransportWith(Limits{Total: timeout})
+}
+
+// TransportWith returns an HTTP transport whose dialer refuses what p
+// blocks and whose stages end within l. The check runs in the dialer's
+// Control hook on the IP actually being connected to, after DNS
+// resolution, so a name that resolves (or re-resolves) to a blocked
+// address cannot get through.
+func (p Policy) TransportWith(l Limits) *http.Transport {
+	l = l.resolved()
 	return &http.Transport{
 		Proxy:                 nil, // a proxy would dial on our behalf and bypass the check
-		DialContext:           p.dialer(timeout).DialContext,
+		DialContext:           p.dialer(l.Connect).DialContext,
 		ForceAttemptHTTP2:     true,
 		MaxIdleConns:          100,
 		MaxIdleConnsPerHost:   8,
 		IdleConnTimeout:       90 * time.Second,
-		TLSHandshakeTimeout:   min(timeout, 10*time.Second),
-		ResponseHeaderTimeout: timeout,
+		TLSHandshakeTimeout:   l.Handshake,
+		ResponseHeaderTimeout: l.FirstByte,
 		ExpectContinueTimeout: time.Second,
 	}
 }
 
 // dialer connects only where p allows, giving up on a connection after
-// timeout, and after 10 s whatever timeout is: an address that does not
-// answer must not hold a worker for a whole attempt.
-func (p Policy) dialer(timeout time.Duration) *net.Dialer {
+// connect.
+func (p Policy) dialer(connect time.Duration) *net.Dialer {
 	return &net.Dialer{
-		Timeout:   min(timeout, 10*time.Second),
+		Timeout:   connect,
 		KeepAlive: 30 * time.Second,
 		Control: func(_, address string, _ syscall.RawConn) error {
 			return p.checkAddr(address)
@@ -174,14 +213,20 @@ func (p Policy) dialer(timeout time.Duration) *net.Dialer {
 	}
 }
 
-// Client returns an HTTP client over p's Transport that follows no
-// redirects: a 3xx is returned as the answer. A followed redirect would be a
-// second request the user chose the target of, and the caller could not see
-// where it went.
+// Client returns ClientWith the default bounds of each stage within
+// timeout, the whole call's.
 func (p Policy) Client(timeout time.Duration) *http.Client {
+	return p.ClientWith(Limits{Total: timeout})
+}
+
+// ClientWith returns an HTTP client over p's TransportWith(l) that follows
+// no redirects: a 3xx is returned as the answer. A followed redirect would
+// be a second request the user chose the target of, and the caller could
+// not see where it went.
+func (p Policy) ClientWith(l Limits) *http.Client {
 	return &http.Client{
-		Transport:     p.Transport(timeout),
-		Timeout:       timeout,
+		Transport:     p.TransportWith(l),
+		Timeout:       l.Total,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
 }

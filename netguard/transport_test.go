@@ -2,40 +2,84 @@ package netguard
 
 import (
 	"errors"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
 	"os"
 	"os/exec"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/heraldhq/herald/internal/testkit"
 )
 
-// TestTransportTimeouts: every stage of a guarded call has a bound, and the
-// connect and TLS stages stop at 10 s even under a longer attempt timeout.
+// TestTransportTimeouts: every stage of a guarded call has a bound of its
+// own, a few seconds whatever the whole call's timeout, and none longer
+// than it.
 func TestTransportTimeouts(t *testing.T) {
 	for _, tc := range []struct {
-		timeout, connect time.Duration
+		limits                        Limits
+		connect, handshake, firstByte time.Duration
 	}{
-		{3 * time.Second, 3 * time.Second},
-		{10 * time.Second, 10 * time.Second},
-		{time.Minute, 10 * time.Second},
+		{Limits{Total: time.Second}, time.Second, time.Second, time.Second},
+		{Limits{Total: 4 * time.Second}, 3 * time.Second, 4 * time.Second, 4 * time.Second},
+		{Limits{Total: 10 * time.Second}, 3 * time.Second, 5 * time.Second, 5 * time.Second},
+		{Limits{Total: time.Minute}, 3 * time.Second, 5 * time.Second, 5 * time.Second},
+		{Limits{FirstByte: 20 * time.Second, Total: time.Minute}, 3 * time.Second, 5 * time.Second, 20 * time.Second},
+		{Limits{Connect: time.Second, Handshake: 2 * time.Second, FirstByte: time.Minute, Total: 30 * time.Second},
+			time.Second, 2 * time.Second, 30 * time.Second},
 	} {
-		d := Policy{}.dialer(tc.timeout)
-		if d.Timeout != tc.connect || d.KeepAlive != 30*time.Second {
-			t.Errorf("dialer(%s): timeout %s keep-alive %s, want %s and 30s", tc.timeout, d.Timeout, d.KeepAlive, tc.connect)
+		tr := Policy{}.TransportWith(tc.limits)
+		if d := (Policy{}).dialer(tc.limits.resolved().Connect); d.Timeout != tc.connect || d.KeepAlive != 30*time.Second {
+			t.Errorf("%+v: dialer timeout %s keep-alive %s, want %s and 30s", tc.limits, d.Timeout, d.KeepAlive, tc.connect)
 		}
-		tr := Policy{}.Transport(tc.timeout)
-		if tr.TLSHandshakeTimeout != tc.connect || tr.ResponseHeaderTimeout != tc.timeout ||
+		if tr.TLSHandshakeTimeout != tc.handshake || tr.ResponseHeaderTimeout != tc.firstByte ||
 			tr.IdleConnTimeout != 90*time.Second || tr.ExpectContinueTimeout != time.Second {
-			t.Errorf("Transport(%s): TLS handshake %s, response header %s, idle %s, expect-continue %s; want %s, %s, 90s, 1s",
-				tc.timeout, tr.TLSHandshakeTimeout, tr.ResponseHeaderTimeout, tr.IdleConnTimeout, tr.ExpectContinueTimeout,
-				tc.connect, tc.timeout)
+			t.Errorf("%+v: TLS handshake %s, response header %s, idle %s, expect-continue %s; want %s, %s, 90s, 1s",
+				tc.limits, tr.TLSHandshakeTimeout, tr.ResponseHeaderTimeout, tr.IdleConnTimeout, tr.ExpectContinueTimeout,
+				tc.handshake, tc.firstByte)
 		}
-		if c := (Policy{}).Client(tc.timeout); c.Timeout != tc.timeout {
-			t.Errorf("Client(%s).Timeout = %s", tc.timeout, c.Timeout)
+		if c := (Policy{}).ClientWith(tc.limits); c.Timeout != tc.limits.Total {
+			t.Errorf("ClientWith(%+v).Timeout = %s", tc.limits, c.Timeout)
 		}
+	}
+	if tr, want := (Policy{}).Transport(time.Minute), (Policy{}).TransportWith(Limits{Total: time.Minute}); tr.ResponseHeaderTimeout != want.ResponseHeaderTimeout ||
+		tr.TLSHandshakeTimeout != want.TLSHandshakeTimeout {
+		t.Errorf("Transport(1m) is not TransportWith(Limits{Total: 1m})")
+	}
+	if c := (Policy{}).Client(time.Minute); c.Timeout != time.Minute {
+		t.Errorf("Client(1m).Timeout = %s", c.Timeout)
+	}
+}
+
+// TestClientGivesUpOnTarpit: an address that accepts the connection and
+// never answers holds a guarded call for its first-byte bound over HTTP,
+// and its handshake bound over HTTPS, not for the whole call's timeout.
+func TestClientGivesUpOnTarpit(t *testing.T) {
+	tp := testkit.NewTarpit(t)
+	c := Policy{AllowLoopback: true}.ClientWith(Limits{Handshake: 300 * time.Millisecond, FirstByte: 300 * time.Millisecond,
+		Total: 20 * time.Second})
+	for _, scheme := range []string{"http", "https"} {
+		start := time.Now()
+		resp, err := c.Post(scheme+"://"+tp.Addr()+"/hook", "application/json", strings.NewReader("{}"))
+		took := time.Since(start)
+		if err == nil {
+			resp.Body.Close()
+			t.Fatalf("%s: the tarpit answered %d", scheme, resp.StatusCode)
+		}
+		var ne net.Error
+		if !errors.As(err, &ne) || !ne.Timeout() {
+			t.Errorf("%s: error %v, want a timeout", scheme, err)
+		}
+		if took > 2*time.Second {
+			t.Errorf("%s: the call took %s, want about 300ms, far from the 20s timeout", scheme, took)
+		}
+	}
+	if tp.Accepted() < 2 {
+		t.Errorf("the tarpit took %d connections, want 2", tp.Accepted())
 	}
 }
 

@@ -88,6 +88,13 @@ func IsRetryable(err error) bool {
 	return err != nil
 }
 
+// IsThrottled reports whether err is a provider's 429: it limits the
+// sender, and says nothing of the device.
+func IsThrottled(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && e.Status == 429
+}
+
 // ErrNotConfigured is returned for a platform whose provider is not set up.
 var ErrNotConfigured = errors.New("push: provider not configured")
 

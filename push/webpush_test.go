@@ -244,7 +244,24 @@ func TestWebPushErrors(t *testing.T) {
 			if got := IsRetryable(err); got != tt.wantRetryable {
 				t.Errorf("IsRetryable(%v) = %v, want %v", err, got, tt.wantRetryable)
 			}
+			if got := IsThrottled(err); got != (tt.status == 429) {
+				t.Errorf("IsThrottled(%v) = %v", err, got)
+			}
 		})
+	}
+}
+
+// TestWebPushEndpoint: the endpoint of a browser's subscription, from a web
+// device's token; nothing from a token that is not one.
+func TestWebPushEndpoint(t *testing.T) {
+	for token, want := range map[string]string{
+		`{"endpoint":"https://push.example/send/abc","keys":{"p256dh":"x","auth":"y"}}`: "https://push.example/send/abc",
+		`{"keys":{}}`:       "",
+		`apns-device-token`: "",
+	} {
+		if got := WebPushEndpoint(token); got != want {
+			t.Errorf("WebPushEndpoint(%s) = %q, want %q", token, got, want)
+		}
 	}
 }
 

@@ -81,18 +81,22 @@ func (s *Store) ReleaseLeases(ctx context.Context) error {
 	return err
 }
 
-// ClaimDeliveries leases up to n due jobs for lease. A job whose worker died
-// becomes due again when its lease runs out.
+// ClaimDeliveries leases up to n due jobs for lease, oldest first, with no
+// bound per owner (ClaimDeliveriesFair has one).
 func (s *Store) ClaimDeliveries(ctx context.Context, n int, lease time.Duration) ([]Delivery, error) {
+	return s.ClaimDeliveriesFair(ctx, n, noShare, lease)
+}
+
+// ClaimDeliveriesFair leases up to n due jobs for lease, oldest first, such
+// that no user (a channel's owner) has more than perOwner callbacks leased
+// once it returns: the jobs of a user already at that share are passed
+// over and stay due. A job whose worker died becomes due again when its
+// lease runs out.
+func (s *Store) ClaimDeliveriesFair(ctx context.Context, n, perOwner int, lease time.Duration) ([]Delivery, error) {
 	var out []Delivery
 	err := s.update(ctx, func(tx *writeTx) error {
 		now := s.now()
-		rows, err := tx.Query(`UPDATE deliveries SET lease_until = ?
-			WHERE id IN (SELECT id FROM deliveries
-				WHERE state = ? AND next_attempt_at <= ? AND (lease_until IS NULL OR lease_until <= ?)
-				ORDER BY next_attempt_at LIMIT ?`+s.skipLocked()+`)
-			RETURNING id, message_id, channel_id, event, url, body, attempts`,
-			ms(now.Add(lease)), DeliveryPending, ms(now), ms(now), n)
+		rows, err := tx.Query(s.claimSQL(deliveryQueue), ms(now.Add(lease)), ms(now), perOwner, claimWindow(n), n)
 		if err != nil {
 			return err
 		}
@@ -111,6 +115,20 @@ func (s *Store) ClaimDeliveries(ctx context.Context, n int, lease time.Duration)
 		return nil, fmt.Errorf("store: claim deliveries: %w", err)
 	}
 	return out, nil
+}
+
+// DeferDelivery hands a claimed job back, due again at at, without
+// counting an attempt: its receiver's host is being given a rest.
+func (s *Store) DeferDelivery(ctx context.Context, id string, at time.Time) error {
+	err := s.update(ctx, func(tx *writeTx) error {
+		_, err := tx.Exec(`UPDATE deliveries SET next_attempt_at = ?, lease_until = NULL WHERE id = ? AND state = ?`,
+			ms(at), id, DeliveryPending)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("store: defer delivery %s: %w", id, err)
+	}
+	return nil
 }
 
 // NextDeliveryAt returns when the earliest pending job is due (ok false: none).

@@ -34,6 +34,7 @@ type PushJob struct {
 // PushRetry is a device to try again at At.
 type PushRetry struct {
 	DeviceID string
+	OwnerID  string // the device's user, whose share of the workers it takes
 	Attempts int
 	At       time.Time
 }
@@ -48,15 +49,22 @@ func (s *Store) ReleasePushLeases(ctx context.Context) error {
 	return err
 }
 
-// ClaimPushJobs leases up to n due push jobs.
+// ClaimPushJobs leases up to n due push jobs, oldest first, with no bound
+// per owner (ClaimPushJobsFair has one).
 func (s *Store) ClaimPushJobs(ctx context.Context, n int, lease time.Duration) ([]PushJob, error) {
+	return s.ClaimPushJobsFair(ctx, n, noShare, lease)
+}
+
+// ClaimPushJobsFair leases up to n due push jobs, oldest first, such that
+// no owner has more than perOwner jobs leased once it returns: the jobs of
+// an owner already at that share are passed over, and stay due for a later
+// claim. One statement, whatever the queue holds: the owners' jobs in
+// flight come from an index of the leased rows only.
+func (s *Store) ClaimPushJobsFair(ctx context.Context, n, perOwner int, lease time.Duration) ([]PushJob, error) {
 	var out []PushJob
 	err := s.update(ctx, func(tx *writeTx) error {
 		now := s.now()
-		rows, err := tx.Query(`UPDATE push_jobs SET lease_until = ?
-			WHERE id IN (SELECT id FROM push_jobs WHERE next_attempt_at <= ? AND (lease_until IS NULL OR lease_until <= ?)
-				ORDER BY next_attempt_at LIMIT ?`+s.skipLocked()+`)
-			RETURNING id, message_id, COALESCE(device_id, ''), attempts, kind`, ms(now.Add(lease)), ms(now), ms(now), n)
+		rows, err := tx.Query(s.claimSQL(pushQueue), ms(now.Add(lease)), ms(now), perOwner, claimWindow(n), n)
 		if err != nil {
 			return err
 		}
@@ -123,9 +131,10 @@ func (s *Store) FinishPushJob(ctx context.Context, job PushJob, retries []PushRe
 			return err
 		}
 		for _, r := range retries {
-			if _, err := tx.Exec(`INSERT INTO push_jobs (message_id, device_id, attempts, next_attempt_at, kind)
-				SELECT ?, ?, CAST(? AS BIGINT), CAST(? AS BIGINT), ? WHERE EXISTS (SELECT 1 FROM messages WHERE id = ?)`,
-				job.MessageID, r.DeviceID, r.Attempts, ms(r.At), cmp.Or(job.Kind, PushMessage), job.MessageID); err != nil {
+			if _, err := tx.Exec(`INSERT INTO push_jobs (message_id, device_id, attempts, next_attempt_at, kind, owner_id)
+				SELECT ?, ?, CAST(? AS BIGINT), CAST(? AS BIGINT), ?, ? WHERE EXISTS (SELECT 1 FROM messages WHERE id = ?)`,
+				job.MessageID, r.DeviceID, r.Attempts, ms(r.At), cmp.Or(job.Kind, PushMessage), r.OwnerID,
+				job.MessageID); err != nil {
 				return err
 			}
 		}
