@@ -39,9 +39,11 @@ type Invitation struct {
 
 // inviteeMatch is the condition that invitation a is addressed to the user
 // ?1 whose lower-cased email is ?2: answered by them, or unanswered and
-// naming their id or their verified address.
-const inviteeMatch = `(a.user_id = ?1 OR (a.user_id IS NULL AND (a.entry = ?1 OR
-	(a.entry = ?2 AND EXISTS (SELECT 1 FROM users v WHERE v.id = ?1 AND v.email_verified = 1)))))`
+// naming their id or their verified address. Each term has an index (the
+// user, the entry), so that a user's invitations are found without reading
+// everyone's.
+const inviteeMatch = `(a.user_id = ?1 OR (a.entry = ?1 AND a.user_id IS NULL) OR
+	(a.entry = ?2 AND a.user_id IS NULL AND EXISTS (SELECT 1 FROM users v WHERE v.id = ?1 AND v.email_verified = 1)))`
 
 // syncApprovers makes channel c's invitations follow its rule, inside tx:
 // an entry the rule no longer names loses its invitation, a new entry is
