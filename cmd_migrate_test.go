@@ -101,6 +101,15 @@ func fillEveryTable(t *testing.T, env cliEnv) migrated {
 	if _, err := st.UpdateChannel(ctx, owner.ID, gated.ID, store.ChannelPatch{Approval: store.Optional[store.ApprovalRule]{Set: true, Value: &rule}}); err != nil {
 		t.Fatal(err)
 	}
+	// The approver accepts: an invitation with its account, and the
+	// channel's messages on their list.
+	invs, err := st.Invitations(ctx, approver.ID, approver.Email)
+	if err != nil || len(invs) != 1 {
+		t.Fatalf("the approver's invitations: %v, %v", invs, err)
+	}
+	if _, err := st.AnswerInvitation(ctx, approver.ID, approver.Email, invs[0].ID, true); err != nil {
+		t.Fatal(err)
+	}
 	// A web device of the session: every unmuted message queues a push job.
 	if err := st.RegisterDevice(ctx, &store.Device{UserID: owner.ID, Platform: "web", Name: "laptop",
 		PushToken: `{"endpoint":"https://push.example.com/1"}`, SessionID: sess.ID}); err != nil {

@@ -578,24 +578,56 @@ func TestPusherSkipsMutedMessage(t *testing.T) {
 	}
 }
 
+// approvers gives the channel a rule naming users, has each of them accept
+// it, and returns it: the approvers who consented to be prompted.
+func (e *pwEnv) approvers(users ...*store.User) *store.ApprovalRule {
+	e.t.Helper()
+	ctx := context.Background()
+	rule := &store.ApprovalRule{RequiredCount: 1, WindowSeconds: 3600}
+	for _, u := range users {
+		rule.Approvers = append(rule.Approvers, u.ID)
+	}
+	if _, err := e.st.UpdateChannel(ctx, e.ann.ID, e.ch.ID, store.ChannelPatch{Approval: store.Optional[store.ApprovalRule]{Set: true, Value: rule}}); err != nil {
+		e.t.Fatal(err)
+	}
+	for _, u := range users {
+		invs, err := e.st.Invitations(ctx, u.ID, u.Email)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		for _, in := range invs {
+			if _, err := e.st.AnswerInvitation(ctx, u.ID, u.Email, in.ID, true); err != nil {
+				e.t.Fatal(err)
+			}
+		}
+	}
+	return rule
+}
+
 func TestPusherApprovalReachesApprovers(t *testing.T) {
 	e := newPWEnv(t)
-	bob, cat, dan := e.user("bob@example.com"), e.user("cat@example.com"), e.user("dan@example.com")
+	bob, cat, dan, eve := e.user("bob@example.com"), e.user("cat@example.com"), e.user("dan@example.com"), e.user("eve@example.com")
 	_, annKey := e.device(e.ann, "ios", "ann-iphone")
 	_, bobKey := e.device(bob, "android", "bob-pixel")
 	_, bobWeb := e.device(bob, "web", "bob-firefox")
 	_, catKey := e.device(cat, "ios", "cat-iphone")
 	_, danKey := e.device(dan, "ios", "dan-iphone") // not an approver
+	_, eveKey := e.device(eve, "ios", "eve-iphone") // named, but never accepted
 	e.run(e.fakes.dispatcher(true, true, true))
 
-	id := e.message("deploy to prod?", func(m *store.Message) {
-		m.Approval = &store.ApprovalRule{RequiredCount: 2, Approvers: []string{bob.ID, cat.ID, e.ann.ID}, WindowSeconds: 3600}
-	})
+	rule := e.approvers(bob, cat, e.ann)
+	rule.RequiredCount = 2
+	rule.Approvers = append(rule.Approvers, eve.ID)
+	if _, err := e.st.UpdateChannel(context.Background(), e.ann.ID, e.ch.ID, store.ChannelPatch{Approval: store.Optional[store.ApprovalRule]{Set: true, Value: rule}}); err != nil {
+		t.Fatal(err)
+	}
+	id := e.message("deploy to prod?", func(m *store.Message) { m.Approval = rule })
 	e.waitIdle("pushes to the owner and the approvers", func() bool { return e.fakes.total() >= 4 })
 	for _, key := range []string{annKey, bobKey, bobWeb, catKey} {
 		e.wantPushes(key, id) // once each, though ann is both owner and approver
 	}
 	e.wantPushes(danKey)
+	e.wantPushes(eveKey)
 }
 
 func TestPusherSkipsUnconfiguredPlatform(t *testing.T) {

@@ -108,8 +108,10 @@ func TestPusherWebUpdateOnApprovalExpiry(t *testing.T) {
 	bob := e.user("bob@example.com")
 	_, web := e.sessionWebDevice(bob, "bob-firefox", e.session(bob))
 	e.runWith(e.fakes.dispatcher(false, false, true), PushConfig{Workers: 2, AnswerKey: []byte("k")})
+	rule := e.approvers(bob)
+	rule.WindowSeconds = 60
 	id := e.message("deploy?", func(m *store.Message) {
-		m.Approval = &store.ApprovalRule{RequiredCount: 1, Approvers: []string{bob.ID}, WindowSeconds: 60}
+		m.Approval = rule
 		m.Actions = json.RawMessage(`[{"type":"button","key":"approve","label":"Approve"},{"type":"button","key":"reject","label":"Reject"}]`)
 	})
 	e.waitIdle("the approver's notification", func() bool { return len(e.fakes.webPayloads(web)) == 1 })

@@ -176,38 +176,6 @@ func TestAccountPassword(t *testing.T) {
 	}
 }
 
-// TestApproversByEmail: a rule may name approvers by email; an unknown
-// address is refused with the same words as an unknown id, and the rule
-// stores user ids. Only the owner reads the approvers' emails back.
-func TestApproversByEmail(t *testing.T) {
-	e := newTestEnv(t)
-	a := e.newUser("ada@example.com")
-	b := e.newUser("bob@example.com")
-	ch := e.newChannel(a, "deploys")
-	path := "/v1/channels/" + ch["id"].(string)
-
-	unknownEmail := e.request("PATCH", path, map[string]any{"approval": map[string]any{"approvers": []string{"nobody@example.com"}, "required_count": 1, "window_seconds": 60}}, a.Token)
-	unknownID := e.request("PATCH", path, map[string]any{"approval": map[string]any{"approvers": []string{"usr_nobody"}, "required_count": 1, "window_seconds": 60}}, a.Token)
-	wantError(t, unknownEmail, 400, "invalid_payload")
-	wantError(t, unknownID, 400, "invalid_payload")
-	if m1, m2 := unknownEmail.Str("message"), unknownID.Str("message"); m1 != `approval.approvers: "nobody@example.com" is not a user who can approve` || m2 != `approval.approvers: "usr_nobody" is not a user who can approve` {
-		t.Errorf("messages differ in kind: %q / %q", m1, m2)
-	}
-	wantError(t, e.request("PATCH", path, map[string]any{"approval": map[string]any{"approvers": []string{"BOB@example.com", b.ID}, "required_count": 1, "window_seconds": 60}}, a.Token), 400, "invalid_payload")
-
-	r := e.do(200, "PATCH", path, map[string]any{"approval": map[string]any{"approvers": []string{"Bob@Example.com", a.ID}, "required_count": 2, "window_seconds": 600}}, a.Token)
-	rule, _ := r.Body["approval"].(map[string]any)
-	if got, _ := rule["approvers"].([]any); len(got) != 2 || got[0] != b.ID || got[1] != a.ID {
-		t.Errorf("stored approvers %v, want [%s %s]", rule["approvers"], b.ID, a.ID)
-	}
-	list := e.do(200, "GET", path+"/approvers", nil, a.Token)
-	got, _ := list.Body["approvers"].([]any)
-	if len(got) != 2 || got[0].(map[string]any)["email"] != "bob@example.com" || got[1].(map[string]any)["email"] != "ada@example.com" {
-		t.Errorf("approvers %s", list.Raw)
-	}
-	wantError(t, e.request("GET", path+"/approvers", nil, b.Token), 404, "not_found")
-}
-
 // TestAccountIdentities: the account lists its OIDC identities, without the
 // provider's subject, and says there is no local password to change.
 func TestAccountIdentities(t *testing.T) {

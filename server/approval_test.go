@@ -614,8 +614,9 @@ func TestApprovalApproverAccess(t *testing.T) {
 	f.rule(1, 3600, f.b, f.c)
 	id := f.send()
 	ch, msg := "/v1/channels/"+f.chID, "/v1/messages/"+id
+	f.env.acceptInvitations(f.b)
 
-	// An approver reads the channel's messages...
+	// An approver who accepted reads the channel's messages...
 	r := f.env.do(200, "GET", "/v1/messages?channel_id="+f.chID, nil, f.b.Token)
 	if list, _ := r.Body["messages"].([]any); len(list) != 1 || list[0].(map[string]any)["id"] != id {
 		t.Fatalf("approver's list = %s, want the one message", r.Raw)
@@ -795,7 +796,8 @@ func TestApprovalRestartDuringWindow(t *testing.T) {
 // TestApprovalListFollowsMessageRule checks that listing a channel's
 // messages decides by each message's own rule, like GET and voting: an
 // approver removed after sending still lists that message, one added later
-// does not see the older message, and a stranger gets 404.
+// does not see the older message (even accepting after the newer one was
+// sent, which lists that one), and a stranger gets 404.
 func TestApprovalListFollowsMessageRule(t *testing.T) {
 	env := newTestEnv(t)
 	a, b, c := env.newUser("own@example.com"), env.newUser("old@example.com"), env.newUser("new@example.com")
@@ -807,9 +809,11 @@ func TestApprovalListFollowsMessageRule(t *testing.T) {
 			"required_count": 1, "approvers": approvers, "window_seconds": 600}}, a.Token)
 	}
 	rule(b.ID)
+	env.acceptInvitations(b)
 	old := env.do(200, "POST", "/v1/send/"+token, map[string]string{"title": "old"}, "").Str("id")
 	rule(c.ID)
 	fresh := env.do(200, "POST", "/v1/send/"+token, map[string]string{"title": "new"}, "").Str("id")
+	env.acceptInvitations(c)
 
 	list := func(u *testUser) []string {
 		r := env.do(200, "GET", "/v1/messages?channel_id="+chID, nil, u.Token)

@@ -13,6 +13,7 @@ import (
 func TestApproverNeverSeesCallbackURL(t *testing.T) {
 	f := aprSetup(t)
 	f.rule(1, 3600, f.b)
+	f.env.acceptInvitations(f.b)
 	stream := streamOpen(f.env, f.b.Token)
 	stream.waitComment("connected")
 	const secretURL = "https://user:hunter2@hooks.example.com/approve?key=s3cret"

@@ -34,7 +34,7 @@ type attemptJSON struct {
 // handleDeliveries is GET /v1/messages/:id/deliveries: the callback's status
 // and every attempt, oldest first.
 func (s *Server) handleDeliveries(w http.ResponseWriter, r *http.Request, p httprouter.Params, who *principal) error {
-	m, ch, err := s.svc.MessageFor(r.Context(), who.user.ID, p.ByName("id"))
+	m, ch, err := s.svc.MessageFor(r.Context(), who.user, p.ByName("id"))
 	if err != nil {
 		return err
 	}
@@ -56,7 +56,7 @@ func (s *Server) handleDeliveries(w http.ResponseWriter, r *http.Request, p http
 // handleRedeliver is POST /v1/messages/:id/redeliver: a dead-lettered (or
 // delivered) callback is queued again with a fresh set of attempts.
 func (s *Server) handleRedeliver(w http.ResponseWriter, r *http.Request, p httprouter.Params, who *principal) error {
-	m, ch, err := s.svc.MessageFor(r.Context(), who.user.ID, p.ByName("id"))
+	m, ch, err := s.svc.MessageFor(r.Context(), who.user, p.ByName("id"))
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
+	"github.com/heraldhq/herald/service"
 	"github.com/heraldhq/herald/signature"
 	"github.com/heraldhq/herald/store"
 )
@@ -166,7 +167,7 @@ func (s *Server) handleUpdateChannel(w http.ResponseWriter, r *http.Request, p h
 	if patch.FolderID, err = parseOptionalString("folder_id", req.FolderID); err != nil {
 		return err
 	}
-	if patch.Approval, err = s.parseApproval(r, req.Approval); err != nil {
+	if patch.Approval, err = parseApproval(req.Approval); err != nil {
 		return err
 	}
 	if patch.SourceSecret, err = parseSourceSecret(req.SourceSecret); err != nil {
@@ -243,10 +244,12 @@ const (
 	maxApprovalWindow = 365 * 24 * 60 * 60 // one year, in seconds
 )
 
-// parseApproval validates an approval rule: existing, distinct approvers (at
-// most maxApprovers), 1 <= required_count <= len(approvers) and
-// 0 < window_seconds <= maxApprovalWindow.
-func (s *Server) parseApproval(r *http.Request, raw json.RawMessage) (store.Optional[store.ApprovalRule], error) {
+// parseApproval validates an approval rule: distinct, well-formed approvers
+// (user ids or email addresses, at most maxApprovers),
+// 1 <= required_count <= len(approvers) and
+// 0 < window_seconds <= maxApprovalWindow. No account is looked up: each
+// approver is an invitation (service.NormalizeApprovers).
+func parseApproval(raw json.RawMessage) (store.Optional[store.ApprovalRule], error) {
 	var out store.Optional[store.ApprovalRule]
 	if raw == nil {
 		return out, nil
@@ -275,11 +278,11 @@ func (s *Server) parseApproval(r *http.Request, raw json.RawMessage) (store.Opti
 	if rule.WindowSeconds <= 0 || rule.WindowSeconds > maxApprovalWindow {
 		return out, errInvalidPayload("approval.window_seconds must be between 1 and %d (one year)", maxApprovalWindow)
 	}
-	ids, err := s.svc.ResolveApprovers(r.Context(), rule.Approvers)
+	entries, err := service.NormalizeApprovers(rule.Approvers)
 	if err != nil {
 		return out, err
 	}
-	rule.Approvers = ids
+	rule.Approvers = entries
 	out.Value = &rule
 	return out, nil
 }
@@ -329,15 +332,20 @@ func (s *Server) handleRotateSecret(w http.ResponseWriter, r *http.Request, p ht
 	return nil
 }
 
+// approverJSON is an entry of a channel's rule as its owner sees it: as
+// typed, with its invitation's state, and who accepted it once they did.
 type approverJSON struct {
-	ID    string `json:"id"`
-	Email string `json:"email"`
-	Name  string `json:"name"`
+	Entry string  `json:"entry"`
+	State string  `json:"state"`
+	ID    *string `json:"id,omitempty"`
+	Email *string `json:"email,omitempty"`
+	Name  *string `json:"name,omitempty"`
 }
 
-// handleChannelApprovers is GET /v1/channels/:id/approvers: who the rule
-// names, with their emails, for the channel's owner (the rule itself holds
-// user ids).
+// handleChannelApprovers is GET /v1/channels/:id/approvers: the rule's
+// entries and where each invitation stands, for the channel's owner. Who is
+// behind an entry shows only once they accepted: before, nothing tells
+// whether an account exists.
 func (s *Server) handleChannelApprovers(w http.ResponseWriter, r *http.Request, p httprouter.Params, who *principal) error {
 	list, err := s.svc.Approvers(r.Context(), who.user.ID, p.ByName("id"))
 	if err != nil {
@@ -345,7 +353,10 @@ func (s *Server) handleChannelApprovers(w http.ResponseWriter, r *http.Request, 
 	}
 	out := make([]approverJSON, len(list))
 	for i, a := range list {
-		out[i] = approverJSON{ID: a.ID, Email: a.Email, Name: a.Name}
+		out[i] = approverJSON{Entry: a.Entry, State: a.State}
+		if a.State == store.InviteAccepted && a.UserID != "" {
+			out[i].ID, out[i].Email, out[i].Name = &a.UserID, &a.Email, &a.Name
+		}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"approvers": out})
 	return nil

@@ -511,7 +511,11 @@ func TestChannelPatchApprovalValidation(t *testing.T) {
 		name     string
 		approval any
 	}{
-		{"approver is not a user", map[string]any{"required_count": 1, "approvers": []string{b.ID, "usr_nosuchuser00000000000000"}, "window_seconds": 60}},
+		{"approver neither an id nor an email", map[string]any{"required_count": 1, "approvers": []string{b.ID, "bob"}, "window_seconds": 60}},
+		{"approver a short id", map[string]any{"required_count": 1, "approvers": []string{b.ID, "usr_nobody"}, "window_seconds": 60}},
+		{"approver an address without a domain", map[string]any{"required_count": 1, "approvers": []string{b.ID, "bob@"}, "window_seconds": 60}},
+		{"approver empty", map[string]any{"required_count": 1, "approvers": []string{b.ID, ""}, "window_seconds": 60}},
+		{"duplicate approver by case", map[string]any{"required_count": 1, "approvers": []string{"Bob@Example.com", "bob@example.com"}, "window_seconds": 60}},
 		{"required_count 0", map[string]any{"required_count": 0, "approvers": []string{b.ID, c.ID}, "window_seconds": 60}},
 		{"required_count above approvers", map[string]any{"required_count": 3, "approvers": []string{b.ID, c.ID}, "window_seconds": 60}},
 		{"required_count missing", map[string]any{"approvers": []string{b.ID}, "window_seconds": 60}},

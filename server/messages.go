@@ -132,6 +132,7 @@ func (s *Server) handleListMessages(w http.ResponseWriter, r *http.Request, _ ht
 	query := r.URL.Query()
 	q := store.MessageQuery{UserID: who.user.ID, ChannelID: query.Get("channel_id"), Search: query.Get("q"),
 		State: query.Get("state"), Expired: s.svc.ExpireBefore(), Limit: min(limit, maxLimit), Offset: offset}
+	q.ReaderEmail = strings.ToLower(strings.TrimSpace(who.user.Email))
 	if query.Has("state") && !slices.Contains(store.ListStates, q.State) {
 		return errInvalidPayload("state must be one of %s", strings.Join(store.ListStates, ", "))
 	}
@@ -166,7 +167,7 @@ func (s *Server) handleListMessages(w http.ResponseWriter, r *http.Request, _ ht
 			if err != nil {
 				return err
 			}
-			if !ok && !service.IsApprover(ch.Approval, who.user.ID) {
+			if !ok && !service.IsApprover(ch.Approval, who.user) {
 				return store.ErrNotFound
 			}
 		}
@@ -190,7 +191,7 @@ func (s *Server) handleListMessages(w http.ResponseWriter, r *http.Request, _ ht
 }
 
 func (s *Server) handleGetMessage(w http.ResponseWriter, r *http.Request, p httprouter.Params, who *principal) error {
-	m, _, err := s.svc.MessageFor(r.Context(), who.user.ID, p.ByName("id"))
+	m, _, err := s.svc.MessageFor(r.Context(), who.user, p.ByName("id"))
 	if err != nil {
 		return err
 	}
@@ -206,7 +207,7 @@ func (s *Server) handleDeleteMessage(w http.ResponseWriter, r *http.Request, p h
 	err := s.st.DeleteMessage(r.Context(), who.user.ID, p.ByName("id"))
 	if errors.Is(err, store.ErrNotFound) {
 		// An approver may see the message but not delete it.
-		if _, _, aerr := s.svc.MessageFor(r.Context(), who.user.ID, p.ByName("id")); aerr == nil {
+		if _, _, aerr := s.svc.MessageFor(r.Context(), who.user, p.ByName("id")); aerr == nil {
 			return errForbidden("only the channel's owner can delete its messages")
 		}
 	}

@@ -130,6 +130,7 @@ func TestListApproverMessages(t *testing.T) {
 	catMsg := f.env.do(200, "POST", "/v1/send/"+cats["webhook_token"].(string), map[string]any{"title": "Cat's release?"}, "").Str("id")
 	bobs := f.env.newChannel(f.b, "bob's")
 	f.env.do(200, "POST", "/v1/send/"+bobs["webhook_token"].(string), map[string]any{"title": "Bob's own"}, "")
+	f.env.acceptInvitations(f.b)
 
 	want := []string{"Cat's release?", "Deploy 4?", "Deploy 3?", "Deploy 2?", "Deploy 1?", "Deploy 0?"}
 	if got := listTitles(t, f.env, "/v1/messages?approver=me&limit=4", f.b.Token, 6); !slices.Equal(got, want) {

@@ -43,13 +43,15 @@ func streamReadIDs(t *testing.T, c *sseClient, n int) []string {
 
 // TestStreamHubManyStreamsAndUsers: many streams of several users, one of
 // whom owns an approval channel. Every stream gets exactly its user's
-// events, in order: the owner's and the approvers' streams the approval
-// messages, nobody else's.
+// events, in order: the owner's and the (accepting) approvers' streams the
+// approval messages, nobody else's.
 func TestStreamHubManyStreamsAndUsers(t *testing.T) {
 	t.Parallel()
 	f := aprSetup(t) // a owns an approval channel; b, c are users too
 	env := f.env
 	f.rule(1, 3600, f.b, f.c)
+	env.acceptInvitations(f.b)
+	env.acceptInvitations(f.c)
 	users := []*testUser{f.a, f.b, f.c, env.newUser("dan@example.com"), env.newUser("eve@example.com")}
 	tokens := []string{f.token}
 	for _, u := range users[1:] {

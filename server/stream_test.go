@@ -337,6 +337,7 @@ func TestStreamApproverSeesApprovalMessages(t *testing.T) {
 	chID, token := streamChannel(env, ann, "deploys")
 	env.do(200, "PATCH", "/v1/channels/"+chID, map[string]any{"approval": map[string]any{
 		"required_count": 1, "approvers": []string{bob.ID}, "window_seconds": 3600}}, ann.Token)
+	env.acceptInvitations(bob)
 	bobStream, catStream := streamOpen(env, bob.Token), streamOpen(env, cat.Token)
 	bobStream.waitComment("connected")
 	catStream.waitComment("connected")
@@ -544,6 +545,7 @@ func TestStreamUserDeleteTellsApprovers(t *testing.T) {
 	f := aprSetup(t)
 	env := f.env
 	f.rule(1, 3600, f.b)
+	env.acceptInvitations(f.b)
 	ids := []string{f.send(), f.send()}
 	_, bobToken := streamChannel(env, f.b, "bob's own")
 	bobsOwn := streamSend(env, bobToken, "bob's own message")

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"slices"
 	"time"
 
 	"github.com/heraldhq/herald/store"
@@ -23,11 +22,12 @@ var ApprovalActions = []Action{
 	{Type: "button", Key: ActionReject, Label: "Reject", Style: "destructive"},
 }
 
-// MessageFor returns a message and its channel if userID may see it: the
+// MessageFor returns a message and its channel if who may see it: the
 // channel's owner, or an approver named by the message's own approval rule
-// (the one in force when it was sent). Anyone else gets ErrNotFound, as for
-// a message that does not exist.
-func (s *Service) MessageFor(ctx context.Context, userID, id string) (*store.Message, *store.Channel, error) {
+// (the one in force when it was sent), whether or not they accepted the
+// channel's invitation, unless they declined it. Anyone else gets
+// ErrNotFound, as for a message that does not exist.
+func (s *Service) MessageFor(ctx context.Context, who *store.User, id string) (*store.Message, *store.Channel, error) {
 	m, err := s.st.Message(ctx, id)
 	if err != nil {
 		return nil, nil, err
@@ -36,15 +36,16 @@ func (s *Service) MessageFor(ctx context.Context, userID, id string) (*store.Mes
 	if err != nil {
 		return nil, nil, err
 	}
-	if ch.UserID != userID && !IsApprover(m.Approval, userID) {
-		return nil, nil, ErrNotFound
+	if ch.UserID != who.ID {
+		ok, err := s.mayApprove(ctx, m, ch.ID, who)
+		if err != nil {
+			return nil, nil, err
+		}
+		if !ok {
+			return nil, nil, ErrNotFound
+		}
 	}
 	return m, ch, nil
-}
-
-// IsApprover reports whether rule names userID.
-func IsApprover(rule *store.ApprovalRule, userID string) bool {
-	return rule != nil && slices.Contains(rule.Approvers, userID)
 }
 
 // Answer is where a message stands after a response or a vote.
@@ -68,7 +69,7 @@ func (s *Service) Respond(ctx context.Context, who *store.User, messageID, actio
 	}
 	// Whoever may not see the message gets not found, approval or not, so
 	// that ids of other users' messages are not revealed.
-	m, _, err := s.MessageFor(ctx, who.ID, messageID)
+	m, _, err := s.MessageFor(ctx, who, messageID)
 	if err != nil {
 		return Answer{}, err
 	}
@@ -127,7 +128,11 @@ func (s *Service) Respond(ctx context.Context, who *store.User, messageID, actio
 // vote records an approver's vote; the vote that decides resolves the
 // approval in the same transaction.
 func (s *Service) vote(ctx context.Context, m *store.Message, who *store.User, action string, responses map[string]json.RawMessage) (Answer, error) {
-	if !IsApprover(m.Approval, who.ID) {
+	ok, err := s.mayApprove(ctx, m, m.ChannelID, who)
+	if err != nil {
+		return Answer{}, err
+	}
+	if !ok {
 		return Answer{}, forbidden("you are not an approver of this message")
 	}
 	if action != ActionApprove && action != ActionReject {

@@ -248,6 +248,9 @@ func (s *Store) UpdateChannel(ctx context.Context, userID, id string, p ChannelP
 		}
 		if p.Approval.Set {
 			c.Approval = p.Approval.Value
+			if err := s.syncApprovers(tx, c, s.now()); err != nil {
+				return err
+			}
 		}
 		if p.SourceSecret != nil {
 			c.SourceSecret = *p.SourceSecret
@@ -317,7 +320,7 @@ func (s *Store) changeChannel(ctx context.Context, op, userID, id string, change
 // DeleteChannel deletes a user's channel with its messages, pins and queued
 // deliveries.
 // Live streams get a message.deleted event for each of its messages, for
-// the owner and every approver, in the same transaction.
+// the owner and every approver who lists it, in the same transaction.
 func (s *Store) DeleteChannel(ctx context.Context, userID, id string) error {
 	err := s.update(ctx, func(tx *writeTx) error {
 		now := ms(s.now())
@@ -327,8 +330,8 @@ func (s *Store) DeleteChannel(ctx context.Context, userID, id string) error {
 			return err
 		}
 		if _, err := tx.Exec(`INSERT INTO events (user_id, type, message_id, channel_id, created_at)
-			SELECT j.value, ?2, m.id, m.channel_id, CAST(?3 AS BIGINT) FROM messages m, `+s.approvers("m")+`
-			WHERE m.channel_id = ?4 AND j.value != ?1
+			SELECT a.user_id, ?2, m.id, m.channel_id, CAST(?3 AS BIGINT) FROM messages m JOIN message_approvers a ON a.message_id = m.id
+			WHERE m.channel_id = ?4 AND a.user_id != ?1
 				AND EXISTS (SELECT 1 FROM channels WHERE id = ?4 AND user_id = ?1)`, userID, EventDeleted, now, id); err != nil {
 			return err
 		}

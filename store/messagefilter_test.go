@@ -146,6 +146,7 @@ func TestListMessagesOfApprover(t *testing.T) {
 		if err := f.s.CreateChannel(ctx, cys); err != nil {
 			t.Fatal(err)
 		}
+		acceptApprovers(t, f.s, cys, f.bob)
 		fillTitled(t, f.s, cys, 40, "Release", f.bob.ID) // after ann's: newer
 		if _, err := f.s.IndexForSearch(ctx, 50000); err != nil {
 			t.Fatal(err)

@@ -29,6 +29,11 @@ type MessageQuery struct {
 	// Search keeps the messages whose title or body has every word (a word
 	// ending in * of 3 characters or more: a word's start); "" keeps all.
 	Search string
+	// ReaderEmail is the searching user's lower-cased email address, which
+	// a rule may name them by (the search index holds rules as written).
+	// It only widens what the index offers: an approver's match is kept
+	// only when message_approvers lists it for them.
+	ReaderEmail string
 	// State keeps the messages in one of ListStates; "" keeps all.
 	State string
 	// Expired is when an answer submitted at or before it reads as
@@ -129,9 +134,10 @@ func (s *Store) ownedChannels(ctx context.Context, userID string) ([]string, err
 }
 
 // searchWalks is the walk of a search: backwards through the full-text
-// index, testing each match against the filter (and, for an approver's list
-// of every channel, against message_approvers: the index's readers also
-// hold each channel's owner).
+// index, testing each match against the filter and against who may read
+// it: the index's readers are each channel's owner and the entries of the
+// message's rule as written, whether or not they accepted it, so that an
+// approver's match is kept only when message_approvers lists it for them.
 func (s *Store) searchWalks(q MessageQuery, conds []stateCond) ([]walk, error) {
 	if s.pg {
 		return searchWalksPG(q, conds)
@@ -152,30 +158,37 @@ func (s *Store) searchWalks(q MessageQuery, conds []stateCond) ([]walk, error) {
 		where += " AND m.channel_id = ?"
 		args = append(args, q.ChannelID)
 	case q.Approver == "":
-		where += ` AND (EXISTS (SELECT 1 FROM channels c WHERE c.id = m.channel_id AND c.user_id = ?)
-			OR EXISTS (SELECT 1 FROM message_approvers a WHERE a.message_id = m.id AND a.user_id = ?))`
+		where += readableBy
 		args = append(args, q.UserID, q.UserID)
 	}
 	c := anyOf(conds)
 	walks := searchWalk("search.messages_fts", where, args, q, c)
-	if c.sql == "" && (q.Approver == "" || q.ChannelID != "") {
-		// Without a filter the index alone counts the matches, up to
-		// TotalCap, as cheaply as it finds them; only the page's messages
-		// are checked. Such a total may include, for a moment, a message
-		// deleted since the indexer last ran.
+	if c.sql == "" && q.Approver == "" && q.ChannelID != "" {
+		// In the owner's channel, without a filter, the index alone counts
+		// the matches, up to TotalCap, as cheaply as it finds them; only
+		// the page's messages are checked. Such a total may include, for a
+		// moment, a message deleted since the indexer last ran. Elsewhere
+		// the index's readers name approvers who never accepted, whose
+		// matches the count must not include.
 		walks[0].count = "SELECT 1 FROM search.messages_fts WHERE messages_fts MATCH ?"
 		walks[0].countArgs = []any{match}
 	}
 	return walks, nil
 }
 
+// readableBy keeps, in a search of every channel, the messages the user
+// (given twice) owns or lists as an approver.
+const readableBy = ` AND (EXISTS (SELECT 1 FROM channels c WHERE c.id = m.channel_id AND c.user_id = ?)
+	OR EXISTS (SELECT 1 FROM message_approvers a WHERE a.message_id = m.id AND a.user_id = ?))`
+
 // searchWalk walks the entries (f) of the index table that match (where,
 // args) joined to their messages (m), testing each against the filter c
-// and, for an approver's list of every channel, against message_approvers.
+// and, for an approver's list, against message_approvers: the index's
+// readers are the rule as written, message_approvers who accepted it.
 func searchWalk(table, where string, args []any, q MessageQuery, c stateCond) []walk {
 	where = " FROM " + table + " f JOIN messages m ON " + listPosition + " = f.rowid" + where + c.and()
 	args = append(args, c.args...)
-	if q.Approver != "" && q.ChannelID == "" {
+	if q.Approver != "" {
 		where += " AND EXISTS (SELECT 1 FROM message_approvers a WHERE a.message_id = m.id AND a.user_id = ?)"
 		args = append(args, q.Approver)
 	}
@@ -224,15 +237,23 @@ func searchMatch(q MessageQuery) (string, error) {
 	if len(words) == 0 {
 		return "", ErrBadSearch
 	}
-	reader := q.UserID
-	if q.Approver != "" {
-		reader = q.Approver
+	readers := `"` + strings.ReplaceAll(q.reader(), `"`, `""`) + `"`
+	if q.ReaderEmail != "" {
+		readers = "(" + readers + ` OR "` + strings.ReplaceAll(q.ReaderEmail, `"`, `""`) + `")`
 	}
-	match := `readers:"` + reader + `" AND {title body}: (` + strings.Join(words, " AND ") + ")"
+	match := `readers: ` + readers + ` AND {title body}: (` + strings.Join(words, " AND ") + ")"
 	if q.ChannelID != "" {
 		match += ` AND channel:"` + q.ChannelID + `"`
 	}
 	return match, nil
+}
+
+// reader is the user whose messages a search finds.
+func (q MessageQuery) reader() string {
+	if q.Approver != "" {
+		return q.Approver
+	}
+	return q.UserID
 }
 
 // positions runs a query that returns message rowids.
@@ -304,15 +325,19 @@ func searchWalksPG(q MessageQuery, conds []stateCond) ([]walk, error) {
 	if err != nil || query == "" {
 		return nil, err
 	}
-	reader := q.UserID
-	if q.Approver != "" {
-		reader = q.Approver
-	}
 	where := " WHERE f.readers @> ARRAY[CAST(? AS TEXT)] AND f.words @@ CAST(? AS tsquery)"
-	args := []any{reader, query}
-	if q.ChannelID != "" {
+	args := []any{q.reader(), query}
+	if q.ReaderEmail != "" {
+		where = " WHERE f.readers && ARRAY[CAST(? AS TEXT), CAST(? AS TEXT)] AND f.words @@ CAST(? AS tsquery)"
+		args = []any{q.reader(), q.ReaderEmail, query}
+	}
+	switch {
+	case q.ChannelID != "":
 		where += " AND f.channel = ?"
 		args = append(args, q.ChannelID)
+	case q.Approver == "":
+		where += readableBy
+		args = append(args, q.UserID, q.UserID)
 	}
 	return searchWalk("messages_fts", where, args, q, anyOf(conds)), nil
 }

@@ -68,6 +68,7 @@ func newListFixture(t *testing.T, dsn string, bigN int) *listFixture {
 	f.big, f.small, f.approvals, f.bobs = mk(f.ann, "big"), mk(f.ann, "small"), mk(f.ann, "deploys"), mk(f.bob, "bob's")
 	fillTitled(t, f.s, f.big, bigN, "Backup", "")
 	fillTitled(t, f.s, f.small, 250, "Disk", "")
+	acceptApprovers(t, f.s, f.approvals, f.bob)
 	fillTitled(t, f.s, f.approvals, 300, "Deploy", f.bob.ID)
 	fillTitled(t, f.s, f.bobs, 500, "Backup", "")
 	for {

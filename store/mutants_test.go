@@ -20,6 +20,7 @@ type mutFixture struct {
 	s               *Store
 	owner, approver *User
 	channel         *Channel
+	consented       bool // the channel's rule names both, and both accepted
 }
 
 func newMutFixture(t *testing.T) *mutFixture {
@@ -40,9 +41,14 @@ func newMutFixture(t *testing.T) *mutFixture {
 	return f
 }
 
-// approvalMessage stores a message both users must approve within an hour.
+// approvalMessage stores a message both users must approve within an hour,
+// on the channel whose rule both accepted.
 func (f *mutFixture) approvalMessage(t *testing.T, required int) *Message {
 	t.Helper()
+	if !f.consented {
+		acceptApprovers(t, f.s, f.channel, f.owner, f.approver)
+		f.consented = true
+	}
 	m := &Message{ChannelID: f.channel.ID, Title: "Deploy?", Priority: "normal",
 		Approval: &ApprovalRule{RequiredCount: required, Approvers: []string{f.owner.ID, f.approver.ID}, WindowSeconds: 3600}}
 	if err := f.s.CreateMessage(context.Background(), m); err != nil {

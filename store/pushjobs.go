@@ -99,7 +99,8 @@ func (s *Store) NextPushAt(ctx context.Context) (time.Time, bool, error) {
 }
 
 // PushTargets returns the active devices that should get message id: the
-// channel owner's and, on an approval message, every approver's. With
+// channel owner's and, on an approval message, those of every approver who
+// lists it (who accepted to approve: nobody is prompted unasked). With
 // deviceID set, only that device (if still active and still a recipient).
 // An update goes to web devices only: phones' apps follow the message
 // themselves.
@@ -107,7 +108,7 @@ func (s *Store) PushTargets(ctx context.Context, id, deviceID, kind string) ([]D
 	rows, err := s.read.QueryContext(ctx, `SELECT `+deviceCols+` FROM devices WHERE active = 1 AND (?2 = '' OR id = ?2)
 		AND (?3 != 'update' OR platform = 'web') AND user_id IN (
 			SELECT c.user_id FROM messages m JOIN channels c ON c.id = m.channel_id WHERE m.id = ?1
-			UNION SELECT j.value FROM messages m, `+s.approvers("m")+` WHERE m.id = ?1)
+			UNION SELECT a.user_id FROM message_approvers a WHERE a.message_id = ?1)
 		ORDER BY created_at, id`, id, deviceID, kind)
 	if err != nil {
 		return nil, fmt.Errorf("store: push targets %s: %w", id, err)
@@ -164,7 +165,7 @@ func (s *Store) queueUpdatePush(tx *writeTx, id string) error {
 		SELECT m.id, 'update', CAST(?2 AS BIGINT) FROM messages m WHERE m.id = ?1 AND m.muted = 0 AND EXISTS (
 			SELECT 1 FROM devices d WHERE d.active = 1 AND d.platform = 'web' AND d.user_id IN (
 				SELECT c.user_id FROM channels c WHERE c.id = m.channel_id
-				UNION SELECT j.value FROM `+s.approvers("m")+`))`, id, ms(s.now()))
+				UNION SELECT a.user_id FROM message_approvers a WHERE a.message_id = m.id))`, id, ms(s.now()))
 	if err != nil {
 		return fmt.Errorf("queue update push: %w", err)
 	}

@@ -138,14 +138,16 @@ func (s *Store) SetUserAdmin(ctx context.Context, id string, admin bool) error {
 // channels, messages, queued deliveries, keys, sessions, devices, folders and
 // pins, all in one transaction. The other users who approve on their
 // channels get a message.deleted event for each of those messages, as when
-// a channel is deleted.
+// a channel is deleted. The approval invitations they answered in other
+// users' channels return to invited (the users_approvers_reset trigger):
+// they vote no more, and whoever gets their address next is asked again.
 func (s *Store) DeleteUser(ctx context.Context, id string) error {
 	defer s.tokens.invalidate()
 	err := s.update(ctx, func(tx *writeTx) error {
 		res, err := tx.Exec(`INSERT INTO events (user_id, type, message_id, channel_id, created_at)
-			SELECT j.value, ?2, m.id, m.channel_id, CAST(?3 AS BIGINT)
-			FROM channels c JOIN messages m ON m.channel_id = c.id, `+s.approvers("m")+`
-			WHERE c.user_id = ?1 AND m.approval IS NOT NULL AND j.value != ?1`, id, EventDeleted, ms(s.now()))
+			SELECT a.user_id, ?2, m.id, m.channel_id, CAST(?3 AS BIGINT)
+			FROM channels c JOIN messages m ON m.channel_id = c.id JOIN message_approvers a ON a.message_id = m.id
+			WHERE c.user_id = ?1 AND m.approval IS NOT NULL AND a.user_id != ?1`, id, EventDeleted, ms(s.now()))
 		if err != nil {
 			return err
 		}

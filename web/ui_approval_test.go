@@ -9,13 +9,15 @@ import (
 	"testing"
 )
 
-// TestUIApprovalEditor: the owner names approvers by email; an unknown
-// address is refused with nothing stored; the rule stores user ids; the
-// editor shows the emails again; the rule can be removed (after a question).
+// TestUIApprovalEditor: the owner names approvers by email, an address
+// with an account or without alike; the rule stores the addresses as
+// typed (lower-cased); the editor shows them again with where each
+// invitation stands, the owner's own as accepted; the rule can be removed
+// (after a question).
 func TestUIApprovalEditor(t *testing.T) {
 	e, b, ada := setup(t)
 	ctx := context.Background()
-	bob := e.addUser("bob@example.com", "bob's password!")
+	e.addUser("bob@example.com", "bob's password!") // an account behind an address changes nothing
 	tok := e.token(adaEmail, adaPassword)
 	chID, _ := e.channel(tok, "Deploys")
 	row := `tr[data-channel-id="` + chID + `"] `
@@ -30,15 +32,11 @@ func TestUIApprovalEditor(t *testing.T) {
 		t.Error("the editor opened without the focus on the email field")
 	}
 
-	// An address with no account: refused, nothing stored.
+	// An address with no account is added like any other, and removed.
 	b.fill("#approval-email", "nobody@example.com")
 	b.click("#approval-add")
-	b.click("#approval-save")
-	b.waitFieldError("#approval-email", `"nobody@example.com" is not a user who can approve.`)
-	if c, _ := e.st.Channel(ctx, ada.ID, chID); c.Approval != nil {
-		t.Errorf("a refused rule was stored: %+v", c.Approval)
-	}
-	b.click(`#approval-approvers button[data-email="nobody@example.com"]`)
+	b.waitFor("nobody's chip", `document.querySelectorAll("#approval-approvers li.chip").length === 1`)
+	b.click(`#approval-approvers button[data-entry="nobody@example.com"]`)
 
 	// Bob by email (in capitals) and Ada herself, two needed, within a day.
 	b.fill("#approval-email", "BOB@example.com")
@@ -46,8 +44,8 @@ func TestUIApprovalEditor(t *testing.T) {
 	b.waitFor("Bob's chip", `document.querySelectorAll("#approval-approvers li.chip").length === 1 && document.getElementById("approval-email").value === ""`)
 	b.fill("#approval-email", adaEmail)
 	b.click("#approval-add")
-	chips := eval[[]string](b, `Array.from(document.querySelectorAll("#approval-approvers li.chip")).map(li => li.dataset.email)`)
-	if fmt.Sprint(chips) != "[BOB@example.com ada@example.com]" {
+	chips := eval[[]string](b, `Array.from(document.querySelectorAll("#approval-approvers li.chip")).map(li => li.dataset.entry + " " + li.dataset.state)`)
+	if fmt.Sprint(chips) != "[bob@example.com new ada@example.com new]" {
 		t.Errorf("approver chips = %q", chips)
 	}
 	b.choose("#approval-required", "2")
@@ -59,8 +57,8 @@ func TestUIApprovalEditor(t *testing.T) {
 	if err != nil || c.Approval == nil {
 		t.Fatalf("no rule stored: %v", err)
 	}
-	if fmt.Sprint(c.Approval.Approvers) != fmt.Sprint([]string{bob.ID, ada.ID}) || c.Approval.RequiredCount != 2 || c.Approval.WindowSeconds != 86400 {
-		t.Errorf("stored rule %+v, want [%s %s], 2, 86400", c.Approval, bob.ID, ada.ID)
+	if fmt.Sprint(c.Approval.Approvers) != "[bob@example.com "+adaEmail+"]" || c.Approval.RequiredCount != 2 || c.Approval.WindowSeconds != 86400 {
+		t.Errorf("stored rule %+v, want [bob@example.com %s], 2, 86400", c.Approval, adaEmail)
 	}
 	if got := b.text(row + ".rule-badge"); got != "needs 2 of 2" {
 		t.Errorf("the row's rule badge = %q", got)
@@ -69,11 +67,12 @@ func TestUIApprovalEditor(t *testing.T) {
 		t.Error("after saving, the focus is not back on the row's Approval button")
 	}
 
-	// Opened again, it shows the emails the rule names.
+	// Opened again, it shows the addresses the rule names and where each
+	// stands: Bob has not answered; Ada named herself.
 	b.click(row + "button.channel-approval")
 	b.waitFor("the editor", shownJS("#approval-editor")+" && "+loaded())
-	chips = eval[[]string](b, `Array.from(document.querySelectorAll("#approval-approvers li.chip")).map(li => li.dataset.email)`)
-	if fmt.Sprint(chips) != "[bob@example.com ada@example.com]" || b.text("#approval-required") != "" && eval[string](b, `document.getElementById("approval-required").value`) != "2" {
+	chips = eval[[]string](b, `Array.from(document.querySelectorAll("#approval-approvers li.chip")).map(li => li.dataset.entry + " " + li.dataset.state)`)
+	if fmt.Sprint(chips) != "[bob@example.com invited ada@example.com accepted]" || b.text("#approval-required") != "" && eval[string](b, `document.getElementById("approval-required").value`) != "2" {
 		t.Errorf("reopened editor: chips %q, required %s", chips, eval[string](b, `document.getElementById("approval-required").value`))
 	}
 
@@ -95,8 +94,10 @@ func TestUIApprovalEditor(t *testing.T) {
 	mustErrorEmpty(b)
 }
 
-// TestUIApprovalVotes: each approver sees Approve and Reject until they
-// vote, then who voted what; the owner sees the votes with names.
+// TestUIApprovalVotes: an approver named by email is asked on their
+// Approvals page, where accepting lists the channel's messages for them;
+// each approver sees Approve and Reject until they vote, then who voted
+// what; the owner sees the votes with names.
 func TestUIApprovalVotes(t *testing.T) {
 	e, b, ada := setup(t)
 	bob := e.addUser("bob@example.com", "bob's password!")
@@ -126,9 +127,29 @@ func TestUIApprovalVotes(t *testing.T) {
 		t.Errorf(".voted = %q", got)
 	}
 
-	// Bob, in his own browser, sees his buttons and votes reject.
+	// Bob, in his own browser: his Approvals page asks him first, and lists
+	// nothing of Ada's channel until he accepts.
 	other := b.isolatedTab()
 	other.signIn("bob@example.com", "bob's password!")
+	other.openView("approvals")
+	inv := `#invitations-list li.invitation[data-state="invited"]`
+	other.waitFor("the invitation", shownJS(inv)+" && "+loaded())
+	if got, from := other.text(inv+" .invitation-channel"), other.text(inv+" .invitation-owner"); got != "Deploys" || from != "ada (ada@example.com)" {
+		t.Errorf("invitation to %q from %q, want Deploys from ada (ada@example.com)", got, from)
+	}
+	if other.shown(articleSel(id)) || !other.shown("#approvals-empty") {
+		t.Error("before accepting, Bob's approvals list the message")
+	}
+	other.click(inv + " button.invitation-accept")
+	other.waitFor("the message listed", shownJS(`#approvals article.message[data-message-id="`+id+`"]`)+" && "+loaded())
+	if got := other.text(`#invitations-list li.invitation[data-state="accepted"] .invitation-state`); got != "you approve" {
+		t.Errorf("accepted invitation says %q", got)
+	}
+	if invs := e.list("/v1/approvals/invitations", "invitations", e.token("bob@example.com", "bob's password!")); len(invs) != 1 || invs[0]["state"] != "accepted" {
+		t.Errorf("invitations after accepting: %v", invs)
+	}
+
+	// In his messages he finds it too, sees his buttons and votes reject.
 	other.openView("messages")
 	// An approver's list is the messages of the channels they approve on,
 	// found by choosing nothing: the search covers them.
@@ -154,5 +175,17 @@ func TestUIApprovalVotes(t *testing.T) {
 	a, _ := m["approval"].(map[string]any)
 	if a["status"] != "rejected" || a["approvals_received"] != 1.0 || a["rejections_received"] != 1.0 {
 		t.Errorf("stored approval %v", a)
+	}
+}
+
+// acceptInvitations accepts, over the API, every approval invitation
+// addressed to the user who signs in with email and password.
+func (e *env) acceptInvitations(email, password string) {
+	e.t.Helper()
+	tok := e.token(email, password)
+	for _, in := range e.list("/v1/approvals/invitations", "invitations", tok) {
+		if status, body := e.api("POST", "/v1/approvals/invitations/"+in["id"].(string)+"/accept", tok, nil); status != 200 {
+			e.t.Fatalf("accept invitation: %d %v", status, body)
+		}
 	}
 }

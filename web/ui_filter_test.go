@@ -83,7 +83,8 @@ func TestUIMessagesStateFilter(t *testing.T) {
 	mustErrorEmpty(b)
 }
 
-// TestUIApprovalsList: an approver opens Approvals and finds the messages
+// TestUIApprovalsList: an approver (who accepted the channel's invitation)
+// opens Approvals and finds the messages
 // of someone else's channel that wait for their vote, without the owner's
 // controls; votes there, and the vote is stored. Someone who approves
 // nothing finds nothing.
@@ -100,6 +101,7 @@ func TestUIApprovalsList(t *testing.T) {
 	first := e.send(webhook, map[string]any{"title": "Deploy v1?", "callback_url": "https://user:hunter2@hooks.example.com/x"})
 	second := e.send(webhook, map[string]any{"title": "Deploy v2?"})
 	sel := func(id string) string { return `#approvals article.message[data-message-id="` + id + `"]` }
+	e.acceptInvitations("bob@example.com", "bob's password!")
 
 	b.signIn("bob@example.com", "bob's password!")
 	b.openView("approvals")

@@ -9,6 +9,8 @@ import { fieldErrorHandler, markField, clearFieldErrors } from '../fielderrors.j
 
 const FOREVER = '9999-12-31T00:00:00.000Z'; // "until turned off"
 const UNSET_COLOR = '#8c959f'; // what the picker shows before a colour is picked
+// Where an approver's invitation stands; "new" until the rule is saved.
+const STATE_WORDS = { new: 'not saved yet', invited: 'invited', accepted: 'accepted', declined: 'declined' };
 const MUTES = [['3600', 'for 1 hour'], ['28800', 'for 8 hours'], ['86400', 'for 1 day'], ['forever', 'until turned off']];
 
 function mutedUntil(ch) {
@@ -41,7 +43,7 @@ export class ChannelsView {
     this.channels = [];
     this.pins = []; // [{channel_id, position}]
     this.folders = [];
-    this.editing = null; // the approval editor: {id, approvers: [email], ...}
+    this.editing = null; // the approval editor: {id, approvers: [entry], states: Map(entry → approver), ...}
     $('channel-create').addEventListener('submit', (ev) => this.create(ev));
     $('channel-color').addEventListener('input', () => this.pickColor(true));
     $('channel-color-clear').addEventListener('click', () => {
@@ -62,9 +64,9 @@ export class ChannelsView {
     $('approval-cancel').addEventListener('click', () => this.closeEditor());
     $('approval-remove').addEventListener('click', () => this.removeRule());
     $('approval-approvers').addEventListener('click', (ev) => {
-      const b = ev.target.closest('button[data-email]');
+      const b = ev.target.closest('button[data-entry]');
       if (!b) return;
-      this.editing.approvers = this.editing.approvers.filter((e) => e !== b.dataset.email);
+      this.editing.approvers = this.editing.approvers.filter((e) => e !== b.dataset.entry);
       clearFieldErrors($('approval-editor')); // what was refused may be gone
       this.renderEditor();
       $('approval-email').focus();
@@ -255,12 +257,14 @@ export class ChannelsView {
   openEditor(ch) {
     const { api, router } = this.ctx;
     router.run(async () => {
-      // The rule holds user ids; its approvers' emails come from the server.
+      // The rule holds the entries as typed; where each invitation stands
+      // (and, once accepted, who it is) comes from the server.
       const approvers = ch.approval ? (await api('GET', `/v1/channels/${enc(ch.id)}/approvers`)).approvers || [] : [];
       this.editing = {
         id: ch.id,
         name: ch.name,
-        approvers: approvers.map((a) => a.email),
+        approvers: approvers.map((a) => a.entry),
+        states: new Map(approvers.map((a) => [a.entry, a])),
         required: ch.approval ? ch.approval.required_count : 1,
         window: ch.approval ? ch.approval.window_seconds : 3600,
         hasRule: !!ch.approval,
@@ -276,8 +280,14 @@ export class ChannelsView {
   renderEditor() {
     const e = this.editing;
     $('approval-title').textContent = `Approval rule of ${e.name}`;
-    $('approval-approvers').replaceChildren(...e.approvers.map((email) => el('li', { className: 'chip', dataset: { email } },
-      el('span', { text: email }), button('chip-remove', '×', `Remove ${email}`, { email }))));
+    $('approval-approvers').replaceChildren(...e.approvers.map((entry) => {
+      const a = e.states.get(entry);
+      const state = a ? a.state : 'new';
+      const who = a && a.state === 'accepted' && a.name ? ` (${a.name})` : '';
+      return el('li', { className: 'chip', dataset: { entry, state } },
+        el('span', { text: entry + who }), el('span', { className: `badge approver-state state-${state}`, text: STATE_WORDS[state] || state }),
+        button('chip-remove', '×', `Remove ${entry}`, { entry }));
+    }));
     if (e.approvers.length === 0) $('approval-approvers').append(el('li', { className: 'note', text: 'No approvers yet.' }));
     $('approval-required').max = String(Math.max(1, e.approvers.length));
     $('approval-required').value = String(Math.min(e.required, Math.max(1, e.approvers.length)));
@@ -297,7 +307,8 @@ export class ChannelsView {
       markField(input, `"${email}" is not an email address.`);
       return false;
     }
-    if (!this.editing.approvers.some((a) => a.toLowerCase() === email.toLowerCase())) this.editing.approvers.push(email);
+    const entry = email.toLowerCase(); // as the rule keeps it
+    if (!this.editing.approvers.includes(entry)) this.editing.approvers.push(entry);
     this.editing.required = Number($('approval-required').value) || 1;
     this.editing.window = Number($('approval-window').value);
     input.value = '';

@@ -35,9 +35,12 @@ export class MessageCard {
     this.fieldSeq = 0;
   }
 
+  // isApprover: the message's rule names this user, by id or by email.
   isApprover(m) {
     const me = this.view.ctx.session.user;
-    return !!(me && m.approval && Array.isArray(m.approval.approvers) && m.approval.approvers.includes(me.id));
+    if (!me || !m.approval || !Array.isArray(m.approval.approvers)) return false;
+    const email = String(me.email || '').trim().toLowerCase();
+    return m.approval.approvers.includes(me.id) || (email !== '' && m.approval.approvers.includes(email));
   }
 
   hasVoted(m) {

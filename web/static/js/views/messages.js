@@ -3,10 +3,12 @@
 // and forms, what answered a message and the votes of an approval, the
 // callback's delivery log with Redeliver, and deletion. The same view, on
 // its own page, is an approver's list: the approvals asked of them in
-// every channel (GET /v1/messages?approver=me), with the vote buttons.
+// every channel (GET /v1/messages?approver=me), with the vote buttons,
+// below the invitations to approve (invitations.js).
 import { $, el, confirmed, syncChildren, paintSwatches } from '../dom.js';
 import { enc, listAll, transient } from '../api.js';
 import { MessageCard } from './message.js';
+import { InvitationsCard } from './invitations.js';
 import { fieldErrorHandler } from '../fielderrors.js';
 
 const PAGE_SIZE = 50; // shown at first and added by "More"
@@ -33,6 +35,7 @@ export class MessagesView {
     this.nodes = new Map(); // message id → {sig, node}
     this.logs = new Map(); // message id → delivery log shown, while open
     this.card = new MessageCard(this);
+    this.invitations = approver ? new InvitationsCard(ctx, () => this.live(0)) : null;
     this.refreshTimer = null;
     if (this.part('-channel')) this.part('-channel').addEventListener('change', () => this.refilter());
     this.part('-state').addEventListener('change', () => this.refilter());
@@ -136,6 +139,7 @@ export class MessagesView {
   async load(seq, opts = {}) {
     const { router } = this.ctx;
     const mine = ++this.loadSeq;
+    const invited = this.invitations ? this.invitations.load() : null;
     let channels = null;
     let page;
     try {
@@ -147,6 +151,7 @@ export class MessagesView {
       [channels, page] = await Promise.all([this.channels(), this.fetch('', this.wanted)]);
     }
     if (!channels && page.list.some((m) => !this.channelNames.has(m.channel_id))) channels = await this.channels();
+    await invited;
     if (router.stale(seq) || mine !== this.loadSeq) return;
     if (channels) this.renderChannels(channels);
     this.render(page);
