@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -93,14 +94,16 @@ func TestPgProcs(t *testing.T) {
 	}
 	mine := start("postgres: 15/main: postgres herald_bench_1 127.0.0.1(1) idle")
 	other := start("postgres: 15/main: postgres smoke 127.0.0.1(2) idle")
-	var procs map[int]time.Duration
-	for range 50 { // until bash has exec'd sleep with the title
-		procs = pgProcs(os.Getpid(), "herald_bench_1")
-		if _, ok := procs[mine]; ok {
-			break
-		}
+	// Until bash has exec'd sleep with the title, in both children: before,
+	// a child's title is bash's, which reads as a background process's.
+	titled := func(pid int) bool {
+		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		return strings.HasPrefix(string(b), "postgres: ")
+	}
+	for i := 0; i < 250 && !(titled(mine) && titled(other)); i++ {
 		time.Sleep(20 * time.Millisecond)
 	}
+	procs := pgProcs(os.Getpid(), "herald_bench_1")
 	if _, ok := procs[mine]; !ok {
 		t.Errorf("our database's backend %d not counted: %v", mine, procs)
 	}
