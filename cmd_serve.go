@@ -96,7 +96,7 @@ func (a *app) serve(ctx context.Context) error {
 		return err
 	}
 	so := service.OptionsFrom(cfg)
-	so.Log = log
+	so.Log, so.Callbacks = log, &guard
 	svc := service.New(st, so)
 	srv := server.New(server.Options{Config: cfg, Store: st, Service: svc, Logger: log, Version: version, UI: web.Handler(),
 		Registry: reg, Subscriptions: subs})

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/config"
+	"github.com/heraldhq/herald/netguard"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -26,12 +27,19 @@ type Options struct {
 	ResponseTTL, Retention time.Duration
 	// DefaultPlan is the plan of a user without a running subscription.
 	DefaultPlan string
+	// Callbacks is the policy callbacks are dialled under: a send whose
+	// callback_url names a host it is sure to refuse (a literal address,
+	// localhost) is refused at once. Nil checks nothing at send time.
+	Callbacks *netguard.Policy
 }
 
 // OptionsFrom takes the rules' settings from the configuration.
 func OptionsFrom(cfg config.Config) Options {
+	// config has checked the networks: none can fail to parse here.
+	blocked, _ := netguard.ParsePrefixes(cfg.Delivery.BlockedNetworks)
 	return Options{ResponseTTL: cfg.Polling.ResponseTTL.Duration, Retention: cfg.Retention.Messages.Duration,
-		DefaultPlan: cfg.DefaultPlan}
+		DefaultPlan: cfg.DefaultPlan, Callbacks: &netguard.Policy{Blocked: blocked,
+			AllowLoopback: cfg.Delivery.AllowLoopback, BlockPrivate: cfg.Delivery.BlockPrivate}}
 }
 
 // Service is Herald's rules over one store.
