@@ -671,3 +671,24 @@ func TestSendRefusesCallbackHostsNeverCalled(t *testing.T) {
 	}
 	wantError(t, open.request("POST", "/v1/send/"+token, map[string]any{"title": "x", "callback_url": "http://0.0.0.0/"}, ""), 400, "invalid_payload")
 }
+
+// TestSendFormNeedsCallbackSaysWhy: the rule stays (a form needs a
+// callback_url, polling or not), and its refusal says why and what to do.
+func TestSendFormNeedsCallbackSaysWhy(t *testing.T) {
+	env := newTestEnv(t)
+	u := env.newUser("form-why@example.com")
+	_, token := msgChannel(env, u, "x")
+	r := env.request("POST", "/v1/send/"+token, msgPayload("actions", msgActions(msgButton("ok"), map[string]any{
+		"type": "form", "key": "f", "label": "F", "fields": []any{msgField("why", "text")}})), "")
+	wantError(t, r, 400, "invalid_payload")
+	msg := r.Str("message")
+	for _, want := range []string{"actions[1]: a form action requires callback_url, even if you poll",
+		"signed POST, retried until it arrives", "only once", "polling.response_ttl", "Add a callback_url", "buttons alone need none"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("message %q lacks %q", msg, want)
+		}
+	}
+	if n := msgCount(env, u.ID); n != 0 {
+		t.Errorf("%d messages stored, want none", n)
+	}
+}
