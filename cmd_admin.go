@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -43,33 +44,52 @@ func (a *app) vacuumCmd() *cobra.Command {
 		Short: "Rebuild the database file at its smallest; stop the server first",
 		Long: `Rebuilds the database file, giving every free page back to the file
 system, and turns on incremental reclaiming for a database made by an older
-Herald (newer ones reclaim space after each sweep by themselves). It holds
-the database while it runs, about a few seconds per gigabyte: stop the
-server first, or its writes wait.`,
+Herald (newer ones reclaim space after each sweep by themselves). It needs
+the database to itself, about a few seconds per gigabyte: while a server runs
+on it, the command refuses and changes nothing (the server holds a lock on
+herald.db.lock beside the database). It prints the size before and after,
+the database's write-ahead log (herald.db-wal) included.`,
 		Args: needArgs(),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, st, err := a.openStore(cmd.Context())
+			cfg, err := a.loadConfig()
+			if err != nil {
+				return err
+			}
+			if cfg.Database.URL == "" {
+				release, err := lockDatabase(cfg.DBPath(), true)
+				if errors.Is(err, errDatabaseHeld) {
+					return fmt.Errorf("a Herald server is running on %s: stop it first, then run herald vacuum again (nothing was changed): %w", cfg.DBPath(), err)
+				} else if err != nil {
+					return err
+				}
+				defer release()
+			}
+			st, err := openStore(cmd.Context(), cfg)
 			if err != nil {
 				return err
 			}
 			defer st.Close()
-			before, _ := fileSize(cfg.DBPath())
+			before := databaseSize(cfg.DBPath())
 			if err := st.Vacuum(cmd.Context()); err != nil {
 				return err
 			}
-			after, _ := fileSize(cfg.DBPath())
-			fmt.Fprintf(a.stdout, "vacuumed %s: %d -> %d bytes\n", cfg.DBPath(), before, after)
+			after := databaseSize(cfg.DBPath())
+			fmt.Fprintf(a.stdout, "vacuumed %s: %d -> %d bytes (the database and its write-ahead log)\n", cfg.DBPath(), before, after)
 			return nil
 		},
 	}
 }
 
-func fileSize(path string) (int64, error) {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return 0, err
+// databaseSize is what a SQLite database takes on disk: its file and its
+// write-ahead log, where committed pages wait for a checkpoint.
+func databaseSize(path string) int64 {
+	var n int64
+	for _, p := range []string{path, path + "-wal"} {
+		if fi, err := os.Stat(p); err == nil {
+			n += fi.Size()
+		}
 	}
-	return fi.Size(), nil
+	return n
 }
 
 func (a *app) backupCmd() *cobra.Command {

@@ -76,6 +76,16 @@ func (a *app) serve(ctx context.Context) error {
 	}
 	tuneProcs(a.getenv)
 	log := newLogger(cfg, a.stderr)
+	if cfg.Database.URL == "" {
+		// Held while the server runs, so that herald vacuum can tell.
+		release, err := lockDatabase(cfg.DBPath(), false)
+		if errors.Is(err, errDatabaseHeld) {
+			return fmt.Errorf("%s is being rebuilt by herald vacuum; start the server when it is done: %w", cfg.DBPath(), err)
+		} else if err != nil {
+			return err
+		}
+		defer release()
+	}
 	st, err := openStore(ctx, cfg)
 	if err != nil {
 		return err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -11,6 +12,15 @@ import (
 // serveInProcess runs herald serve in this process on a free port over
 // env's data directory, until the test ends, and returns its base URL.
 func serveInProcess(t *testing.T, env cliEnv) (base string, logs *syncBuffer) {
+	t.Helper()
+	base, logs, stop := startInProcess(t, env)
+	t.Cleanup(stop)
+	return base, logs
+}
+
+// startInProcess is serveInProcess that also returns a function that stops
+// the server and waits until it has.
+func startInProcess(t *testing.T, env cliEnv) (base string, logs *syncBuffer, stop func()) {
 	t.Helper()
 	addr := freeAddr(t)
 	base = "http://" + addr
@@ -21,14 +31,17 @@ func serveInProcess(t *testing.T, env cliEnv) (base string, logs *syncBuffer) {
 	served := make(chan error, 1)
 	exited := make(chan struct{})
 	go func() { served <- a.serve(ctx); close(exited) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-served; err != nil {
-			t.Errorf("serve: %v", err)
-		}
-	})
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			if err := <-served; err != nil {
+				t.Errorf("serve: %v", err)
+			}
+		})
+	}
 	waitHealthy(t, base, exited, 30*time.Second, logs)
-	return base, logs
+	return base, logs, stop
 }
 
 // TestCLIFirstUserIsAdmin: the first user of an empty server is an
