@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"syscall"
 )
 
@@ -22,6 +23,10 @@ var errDatabaseHeld = errors.New("database held by another process")
 // waiting, that a server is running. It does not stop any other reader or
 // writer: SQLite's own locking does that.
 func lockDatabase(dbPath string, exclusive bool) (release func(), err error) {
+	// The first start makes data_dir, as the store would (owner only).
+	if err := os.MkdirAll(filepath.Dir(dbPath), 0o700); err != nil {
+		return nil, fmt.Errorf("lock the database: %w", err)
+	}
 	f, err := os.OpenFile(dbPath+".lock", os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("lock the database: %w", err)
