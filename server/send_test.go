@@ -519,7 +519,7 @@ func TestSendBodyOver1MiB(t *testing.T) {
 
 	big := `{"title": "t", "body": "` + strings.Repeat("a", 1<<20) + `"}`
 	r := env.request("POST", "/v1/send/"+token, big, "")
-	wantError(t, r, 400, "invalid_payload")
+	wantError(t, r, 413, "payload_too_large")
 	if got := msgCount(env, u.ID); got != 0 {
 		t.Fatalf("stored messages = %d, want 0", got)
 	}
