@@ -85,27 +85,32 @@ func decodeBytes(body []byte, dst any) error {
 // decodeExample is decodeBytes for an endpoint whose messages quote an
 // example of what it takes (example: a JSON object).
 func decodeExample(body []byte, dst any, example string) error {
-	want := "a JSON object"
-	if example != "" {
-		want += " such as " + example
-	}
 	trimmed := bytes.TrimSpace(body)
 	if len(trimmed) == 0 {
-		return errInvalidJSON("the request body is empty; it must be %s", want)
+		return errInvalidJSON("the request body is empty; it must be %s", wanted(example))
 	}
 	if !startsLikeJSON(trimmed[0]) && !json.Valid(trimmed) {
-		return errInvalidJSON("the request body must be %s; got %s", want, describeBody(trimmed))
+		return errInvalidJSON("the request body must be %s; got %s", wanted(example), describeBody(trimmed))
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(dst); err != nil {
-		return decodeError(err, body, want)
+		return decodeError(err, body, wanted(example))
 	}
 	var extra json.RawMessage
 	if dec.More() || dec.Decode(&extra) != io.EOF {
 		return errInvalidJSON("the request body has more after its JSON value; it must be one JSON object")
 	}
 	return nil
+}
+
+// wanted says what a body must be, for a message: built only when one is
+// written, since every request passes by.
+func wanted(example string) string {
+	if example == "" {
+		return "a JSON object"
+	}
+	return "a JSON object such as " + example
 }
 
 // startsLikeJSON reports whether c can begin a JSON value a client meant to
