@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bufio"
-	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -10,23 +8,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/heraldhq/herald/auth"
 	"github.com/heraldhq/herald/store"
 )
-
-// readPasswordHash reads a password from the first line of standard input
-// and hashes it.
-func (a *app) readPasswordHash(ctx context.Context) (string, error) {
-	line, err := bufio.NewReader(a.stdin).ReadString('\n')
-	password := strings.TrimRight(line, "\r\n")
-	if password == "" {
-		if err != nil {
-			return "", fmt.Errorf("no password on standard input (give it on the first line): %v", err)
-		}
-		return "", errors.New("no password on standard input: the first line is empty")
-	}
-	return auth.HashPassword(ctx, password)
-}
 
 func (a *app) keyListCmd() *cobra.Command {
 	return &cobra.Command{

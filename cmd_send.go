@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	neturl "net/url"
 	"strings"
 	"time"
 
@@ -123,9 +124,23 @@ passes, prints the answer as JSON on standard output, and exits with:
   1  answered no, or not at all: a button styled "destructive" was tapped,
      the approval was rejected, or the answer expired
   2  error: the send failed, --timeout passed, the answer was already read by
-     someone else, or its callback delivery failed
+     someone else, its callback delivery failed, or nothing can answer the
+     message (below)
 
-so that a script can run: herald send "$URL" --wait ... && deploy`,
+so that a script can run: herald send "$URL" --wait ... && deploy
+
+Something must be able to answer a message waited for: a button (--action
+type=button,...), a form (--form), or, on a channel with an approval rule, the
+Approve and Reject votes (a message sent there without actions gets them).
+The command cannot see the channel's rule before it sends, so it sends, and
+its first poll, at once, tells it: a message nothing can answer ends the
+wait then with exit 2 instead of waiting out --timeout.
+
+A form needs --callback-url, even with --wait: what people type into a form
+is delivered to that URL as a signed POST, retried until it arrives, while a
+poll reads an answer only once and only for the server's polling.response_ttl
+(10 minutes by default). --wait still polls the form's answer; buttons alone
+need no --callback-url.`,
 		Example: `  herald send "$URL" --title "Backup done" --body "**42 GB** in 3 min"
   herald send "$URL" --title "Deploy v2.3?" --wait --timeout 15m \
     --action type=button,key=yes,label=Deploy,style=primary \
@@ -147,7 +162,7 @@ so that a script can run: herald send "$URL" --wait ... && deploy`,
 	fl.StringVar(&f.title, "title", "", "title (required)")
 	fl.StringVar(&f.body, "body", "", "Markdown body")
 	fl.StringVar(&f.priority, "priority", "", "low, normal or high")
-	fl.StringVar(&f.callback, "callback-url", "", "URL that receives the signed answer (required with --form)")
+	fl.StringVar(&f.callback, "callback-url", "", "URL that receives the signed answer (required with --form, even with --wait: a form's answer is delivered there)")
 	fl.StringArrayVar(&f.actions, "action", nil, "an action: type=button,key=K,label=L[,style=primary|destructive|default] or type=url,label=L,value=URL (repeatable)")
 	fl.StringVar(&f.form, "form", "", "a form action: key=K,label=L[,style=S]; its fields come from --field")
 	fl.StringArrayVar(&f.fields, "field", nil, "a form field: key=K,label=L,type=text|textarea|number|select|checkbox[,required=true][,options=a|b|c][,placeholder=P] (repeatable)")
@@ -164,7 +179,7 @@ func (a *app) send(ctx context.Context, url string, f *sendFlags) error {
 		return err
 	}
 	if f.wait && !strings.Contains(url, "/v1/send/") {
-		return fmt.Errorf("--wait needs a webhook URL of the form {base_url}/v1/send/{token}, got %q", url)
+		return fmt.Errorf("--wait needs a webhook URL of the form {base_url}/v1/send/{token}, got %q", redactWebhookURL(url))
 	}
 	b, err := json.Marshal(msg)
 	if err != nil {
@@ -173,7 +188,7 @@ func (a *app) send(ctx context.Context, url string, f *sendFlags) error {
 	client := &http.Client{Timeout: 30 * time.Second}
 	status, out, err := postJSON(ctx, client, url, b)
 	if err != nil {
-		return err
+		return hideToken(err)
 	}
 	if !f.wait {
 		fmt.Fprintln(a.stdout, strings.TrimSpace(string(out)))
@@ -196,6 +211,44 @@ func (a *app) send(ctx context.Context, url string, f *sendFlags) error {
 	pollURL := strings.Replace(url, "/v1/send/", "/v1/callback/", 1) + "/" + sent.ID
 	fmt.Fprintf(a.stderr, "sent %s; waiting up to %s for the answer\n", sent.ID, f.timeout)
 	return a.wait(ctx, client, pollURL, f.timeout, acts)
+}
+
+// redactWebhookURL is raw with its webhook token replaced by REDACTED, for
+// anything printed: a token in a terminal's scrollback or a CI log is a
+// credential anyone who reads it can send with. The token is any path
+// segment of 16 or more token characters that is not one of Herald's
+// message ids, so that a mistyped path (/v1/sned/...) hides it too.
+func redactWebhookURL(raw string) string {
+	scheme, rest, ok := strings.Cut(raw, "://")
+	if !ok {
+		scheme, rest = "", raw
+	}
+	query := ""
+	if i := strings.IndexAny(rest, "?#"); i >= 0 {
+		rest, query = rest[:i], rest[i:]
+	}
+	segs := strings.Split(rest, "/")
+	for i, seg := range segs {
+		if i > 0 && len(seg) >= 16 && !strings.HasPrefix(seg, "msg_") &&
+			strings.Trim(seg, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") == "" {
+			segs[i] = "REDACTED"
+		}
+	}
+	out := strings.Join(segs, "/") + query
+	if ok {
+		out = scheme + "://" + out
+	}
+	return out
+}
+
+// hideToken is err with the URL a failed request names (net/http's errors
+// repeat it whole) redacted.
+func hideToken(err error) error {
+	var ue *neturl.Error
+	if errors.As(err, &ue) {
+		return fmt.Errorf("%s %q: %w", ue.Op, redactWebhookURL(ue.URL), ue.Err)
+	}
+	return err
 }
 
 // postJSON posts body and returns the status and up to 1 MiB of the answer.

@@ -72,8 +72,8 @@ func TestCLISendWait(t *testing.T) {
 	}
 	t.Parallel()
 	p := startHerald(t, 30*time.Second, filepath.Join(t.TempDir(), "data"))
-	runHerald(t, p.env, "pw\n", "user", "add", "me@example.com", "--password-stdin")
-	token := signIn(t, p, "me@example.com", "pw")
+	runHerald(t, p.env, "pw-send-wait\n", "user", "add", "me@example.com", "--password-stdin")
+	token := signIn(t, p, "me@example.com", "pw-send-wait")
 	ch := p.must(t, 201, "POST", "/v1/channels", map[string]string{"name": "deploys"}, token)
 	url, chID := ch["webhook_url"].(string), ch["id"].(string)
 	buttons := []string{"--action", "type=button,key=yes,label=Deploy,style=primary",
@@ -187,11 +187,11 @@ func TestCLIPlanChoice(t *testing.T) {
 		{"op@example.com", nil, "pro", 0},
 		{"guest@example.com", []string{"--plan", "free"}, "free", 1},
 	} {
-		out := runHerald(t, p.env, "pw\n", append([]string{"user", "add", c.email, "--password-stdin"}, c.args...)...)
+		out := runHerald(t, p.env, "pw-plans\n", append([]string{"user", "add", c.email, "--password-stdin"}, c.args...)...)
 		if !strings.Contains(out, "plan "+c.plan+":") {
 			t.Errorf("user add %s printed %q, want plan %s and its limits", c.email, out, c.plan)
 		}
-		token := signIn(t, p, c.email, "pw")
+		token := signIn(t, p, c.email, "pw-plans")
 		url := p.must(t, 201, "POST", "/v1/channels", map[string]string{"name": "cron"}, token)["webhook_url"].(string)
 		for i := 1; i <= 6; i++ {
 			out, _, code := execHerald(t, p.env, "", "send", url, "--title", "tick")

@@ -76,6 +76,16 @@ func (a *app) serve(ctx context.Context) error {
 	}
 	tuneProcs(a.getenv)
 	log := newLogger(cfg, a.stderr)
+	if cfg.Database.URL == "" {
+		// Held while the server runs, so that herald vacuum can tell.
+		release, err := lockDatabase(cfg.DBPath(), false)
+		if errors.Is(err, errDatabaseHeld) {
+			return fmt.Errorf("%s is being rebuilt by herald vacuum; start the server when it is done: %w", cfg.DBPath(), err)
+		} else if err != nil {
+			return err
+		}
+		defer release()
+	}
 	st, err := openStore(ctx, cfg)
 	if err != nil {
 		return err
@@ -96,7 +106,7 @@ func (a *app) serve(ctx context.Context) error {
 		return err
 	}
 	so := service.OptionsFrom(cfg)
-	so.Log = log
+	so.Log, so.Callbacks = log, &guard
 	svc := service.New(st, so)
 	srv := server.New(server.Options{Config: cfg, Store: st, Service: svc, Logger: log, Version: version, UI: web.Handler(),
 		Registry: reg, Subscriptions: subs})

@@ -23,8 +23,9 @@ func planSummary(cfg config.Config, plan string) string {
 }
 
 // logSetup tells the operator, at start, what a newcomer gets wrong most:
-// a base_url other hosts cannot use, which plan new users get, and that no
-// one can sign in until a user exists.
+// a base_url other hosts cannot use, which plan new users get, that no one
+// can sign in until a user exists (the first is the administrator), and a
+// server whose users include no administrator.
 func (a *app) logSetup(ctx context.Context, log *slog.Logger, cfg config.Config, st *store.Store) {
 	if cfg.UnreachableBaseURL() {
 		log.Warn("base_url names this machine only, but listen accepts other hosts: webhook_url values will not work from elsewhere; set base_url (HERALD_BASE_URL) to the address they use",
@@ -38,6 +39,15 @@ func (a *app) logSetup(ctx context.Context, log *slog.Logger, cfg config.Config,
 		return
 	}
 	if !has {
-		log.Warn("no users yet: create the first with `herald user add EMAIL --password-stdin` (reads the password from standard input), then sign in at " + cfg.BaseURL + "/")
+		log.Warn("no users yet: create the first with `herald user add EMAIL --password-stdin` (reads the password from standard input); the first user is the administrator. Then sign in at " + cfg.BaseURL + "/")
+		return
+	}
+	admins, err := st.HasAdmins(ctx)
+	if err != nil {
+		log.Error("count administrators", "err", err)
+		return
+	}
+	if !admins {
+		log.Warn("no user is an administrator, so nobody sees the admin pages: make one with `herald user set-admin EMAIL`")
 	}
 }

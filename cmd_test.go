@@ -81,8 +81,8 @@ func TestCLIUsers(t *testing.T) {
 	if len(lines) != 3 {
 		t.Fatalf("user list has %d lines, want header + 2:\n%s", len(lines), list)
 	}
-	if f := strings.Fields(lines[1]); len(f) < 5 || f[1] != "a@example.com" || f[2] != "A" || f[3] != "pro" || f[4] != "false" {
-		t.Errorf("user list line for a = %q", lines[1])
+	if f := strings.Fields(lines[1]); len(f) < 5 || f[1] != "a@example.com" || f[2] != "A" || f[3] != "pro" || f[4] != "true" {
+		t.Errorf("user list line for a (the first user: an administrator) = %q", lines[1])
 	}
 	if f := strings.Fields(lines[2]); len(f) < 4 || f[1] != "b@example.com" || f[2] != "pro" || f[3] != "true" {
 		t.Errorf("user list line for b (the CLI's plan, pro; admin) = %q", lines[2])
@@ -122,7 +122,7 @@ func TestCLIUsers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a.Name != "A" || a.Plan != "pro" || a.IsAdmin || a.PasswordHash == "" || strings.Contains(a.PasswordHash, "s3cret") {
+	if a.Name != "A" || a.Plan != "pro" || !a.IsAdmin || a.PasswordHash == "" || strings.Contains(a.PasswordHash, "s3cret") {
 		t.Errorf("stored user a = %+v", a)
 	}
 
@@ -251,8 +251,8 @@ func TestCLIBesideRunningServer(t *testing.T) {
 	waitHealthy(t, base, exited, 30*time.Second, logs)
 
 	// A user added by the CLI can sign in at once.
-	mustCLI(t, env, "hunter2\n", "user", "add", "live@example.com", "--name", "Live", "--password-stdin", "--plan", "free")
-	status, sess := cliHTTP(t, "POST", base+"/v1/auth/local", map[string]string{"email": "live@example.com", "password": "hunter2"}, "")
+	mustCLI(t, env, "hunter2-live\n", "user", "add", "live@example.com", "--name", "Live", "--password-stdin", "--plan", "free")
+	status, sess := cliHTTP(t, "POST", base+"/v1/auth/local", map[string]string{"email": "live@example.com", "password": "hunter2-live"}, "")
 	if status != 200 {
 		t.Fatalf("sign-in after user add: %d %v", status, sess)
 	}

@@ -18,6 +18,7 @@ const pollEvery = time.Second
 // pollAnswer is what GET /v1/callback/{token}/{message_id} answers.
 type pollAnswer struct {
 	Status         string `json:"status"`
+	Answerable     *bool  `json:"answerable"` // false: pending, and nothing can answer it
 	ApprovalStatus string `json:"approval_status"`
 	Result         struct {
 		TriggeredBy string `json:"triggered_by"`
@@ -44,6 +45,8 @@ func (a *app) wait(ctx context.Context, client *http.Client, pollURL string, tim
 		case ans.Status != "pending":
 			fmt.Fprintln(a.stdout, strings.TrimSpace(string(raw)))
 			return outcome(ans, acts)
+		case ans.Answerable != nil && !*ans.Answerable:
+			return &exitError{code: 2, err: errUnanswerable}
 		}
 		if errors.Is(lastErr, errPollRefused) {
 			return &exitError{code: 2, err: lastErr}
@@ -59,6 +62,12 @@ func (a *app) wait(ctx context.Context, client *http.Client, pollURL string, tim
 	}
 }
 
+// errUnanswerable ends a wait at its first poll when the server says that
+// nothing can answer the message: waiting would last the whole --timeout.
+var errUnanswerable = errors.New("nothing can answer this message, so --wait would wait for nothing: it has no button or form, " +
+	"and its channel has no approval rule (it was sent, as a plain notification). Give it a button " +
+	"(--action type=button,key=K,label=L) or a form (--form ...), send it to a channel with an approval rule, or send it without --wait")
+
 // errPollRefused marks a poll answer that waiting longer cannot change
 // (an unknown token or message).
 var errPollRefused = errors.New("poll refused")
@@ -72,7 +81,7 @@ func getAnswer(ctx context.Context, client *http.Client, url string) ([]byte, er
 	}
 	res, err := client.Do(req)
 	if err != nil {
-		return nil, err
+		return nil, hideToken(err)
 	}
 	defer res.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(res.Body, 1<<20))

@@ -178,8 +178,8 @@ func testBehindProxy(t *testing.T, start startProxy) {
 	t.Run("the 1 MiB body limit holds through the proxy", func(t *testing.T) {
 		big := `{"name":"big","icon":"` + strings.Repeat("a", 1<<20) + `"}`
 		status, body := call(t, bob, "POST", base+"/v1/channels", big, token)
-		if msg, _ := body["message"].(string); status != 400 || body["error"] != "invalid_payload" || !strings.Contains(msg, "larger than") {
-			t.Errorf("a body over 1 MiB through the proxy: %d %v, want Herald's 400 invalid_payload", status, body)
+		if msg, _ := body["message"].(string); status != 413 || body["error"] != "payload_too_large" || !strings.Contains(msg, "larger than") {
+			t.Errorf("a body over 1 MiB through the proxy: %d %v, want Herald's 413 payload_too_large", status, body)
 		}
 	})
 

@@ -32,15 +32,17 @@ func quickStartBlock(t *testing.T) string {
 	return blocks[1][1]
 }
 
-// TestQuickStartREADME runs the README's quick start as it stands, against
-// herald serve on a port other than the default, started the way the
-// README starts it (--listen, no base_url): the webhook URL the script gets
-// must lead to that port, or step 4 fails.
+// TestQuickStartREADME runs the README's quick start as it stands, in POSIX
+// sh (dash where /bin/sh is dash), against herald serve on a port other
+// than the default, started the way the README starts it (--listen, no
+// base_url): the webhook URL the script gets must lead to that port, or
+// step 4 fails. The user it makes is the administrator, and a second poll
+// reads already_read, as the README says.
 func TestQuickStartREADME(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
-	for _, tool := range []string{"bash", "curl", "sed"} {
+	for _, tool := range []string{"sh", "curl", "sed"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			if os.Getenv("CI") == "true" {
 				t.Fatalf("the quick start needs %s: %v", tool, err)
@@ -79,19 +81,32 @@ func TestQuickStartREADME(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	sh := exec.CommandContext(ctx, "bash", "-euo", "pipefail", "-c", script)
+	sh := exec.CommandContext(ctx, "sh", "-eu", "-c", script)
 	sh.Dir, sh.Env = dir, env
 	out, err := sh.CombinedOutput()
 	if err != nil {
 		t.Fatalf("the quick start failed: %v\n%s\nserver log:\n%s", err, out, logs)
 	}
-	for _, want := range []string{`{"ok":true,"id":"msg_`, `{"ok":true,"status":"submitted"}`, `"status":"submitted"`, `"triggered_by":"yes"`} {
+	for _, want := range []string{"me@example.com is an administrator", `{"ok":true,"id":"msg_`, `{"ok":true,"status":"submitted"}`,
+		`"status":"submitted"`, `"triggered_by":"yes"`, `{"status":"already_read"}`} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("the quick start's output lacks %s:\n%s", want, out)
 		}
 	}
+	// The account it made reaches the admin pages.
+	status, sess := cliHTTP(t, "POST", base+"/v1/auth/local", map[string]string{"email": "me@example.com", "password": "correct horse battery"}, "")
+	if status != 200 {
+		t.Fatalf("signing in as the quick start's user: %d %v", status, sess)
+	}
+	token, _ := sess["access_token"].(string)
+	if status, me := cliHTTP(t, "GET", base+"/v1/auth/me", nil, token); status != 200 || me["is_admin"] != true {
+		t.Errorf("the quick start's user: %d %v, want is_admin true", status, me)
+	}
+	if status, users := cliHTTP(t, "GET", base+"/v1/admin/users", nil, token); status != 200 {
+		t.Errorf("GET /v1/admin/users as the quick start's user: %d %v, want 200", status, users)
+	}
 	log := logs.String()
-	for _, want := range []string{"base_url=" + base, "no users yet", "herald user add EMAIL --password-stdin", "plans"} {
+	for _, want := range []string{"base_url=" + base, "no users yet", "herald user add EMAIL --password-stdin", "the first user is the administrator", "plans"} {
 		if !strings.Contains(log, want) {
 			t.Errorf("the server log lacks %q:\n%s", want, log)
 		}

@@ -21,9 +21,11 @@ import (
 // read by whoever chose the callback URL, so it must not tell a refused
 // port from a TLS failure or a name that does not resolve: that would make
 // the queue a port scanner of the networks Herald can reach. The cause goes
-// to the server log instead.
+// to the server log instead. A call the policy refused never left Herald:
+// the log says which rule refused it and which setting would allow it
+// (netguard's Explain, which names no address a name resolved to in a
+// private or listed network).
 const (
-	errBlocked     = "blocked network"
 	errTimedOut    = "timed out"
 	errConnection  = "connection failed"
 	errInvalidURL  = "invalid callback URL"
@@ -167,9 +169,10 @@ func (q *Queue) send(ctx context.Context, job *store.Delivery) (store.AttemptRes
 // describe is what the delivery log shows for a request that got no answer.
 func describe(err error) string {
 	var ne net.Error
+	var be *netguard.BlockedError
 	switch {
-	case netguard.IsBlocked(err):
-		return errBlocked
+	case errors.As(err, &be):
+		return "blocked: " + be.Explain("callbacks")
 	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
 		return errTimedOut
 	}

@@ -232,7 +232,7 @@ func TestQueueTransport(t *testing.T) {
 		state     string
 		errText   string
 	}{
-		{"guarded", nil, store.DeliveryPending, "blocked network"},
+		{"guarded", nil, store.DeliveryPending, "blocked: 127.0.0.1 is a loopback address; set delivery.allow_loopback = true to allow callbacks to this host"},
 		{"replaced", &http.Transport{}, store.DeliveryDelivered, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -57,7 +57,16 @@ type BlockedError struct {
 	Embedded netip.Addr   // the IPv4 address Addr carries, when that is what was refused
 	Network  netip.Prefix // the network that refused it
 	Rule     string       // which part of the policy: built-in, loopback, private or blocked_networks
+	Host     string       // the host as a URL named it, when CheckHost refused it
 }
+
+// The Rule of a BlockedError.
+const (
+	ruleBuiltIn  = "built-in"
+	ruleLoopback = "loopback; delivery.allow_loopback"
+	rulePrivate  = "private; delivery.block_private"
+	ruleListed   = "delivery.blocked_networks"
+)
 
 func (e *BlockedError) Error() string {
 	addr := e.Addr.String()
@@ -97,10 +106,10 @@ func (p Policy) match(ip netip.Addr) *BlockedError {
 		on   bool
 		rule string
 	}{
-		{alwaysBlocked, true, "built-in"},
-		{loopback, !p.AllowLoopback, "loopback; delivery.allow_loopback"},
-		{private, p.BlockPrivate, "private; delivery.block_private"},
-		{p.Blocked, true, "delivery.blocked_networks"},
+		{alwaysBlocked, true, ruleBuiltIn},
+		{loopback, !p.AllowLoopback, ruleLoopback},
+		{private, p.BlockPrivate, rulePrivate},
+		{p.Blocked, true, ruleListed},
 	}
 	for _, l := range lists {
 		if !l.on {

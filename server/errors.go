@@ -70,7 +70,8 @@ func asAPIError(err error) (*apiError, bool) {
 	case errors.As(err, &se):
 		return serviceError(se), true
 	case errors.As(err, &mbe):
-		return errInvalidPayload("request body is larger than %d bytes", mbe.Limit), true
+		return newError(http.StatusRequestEntityTooLarge, "payload_too_large",
+			"the request body is larger than %d bytes (1 MiB), the limit of every endpoint", mbe.Limit), true
 	case errors.Is(err, store.ErrNotFound):
 		return errNotFound("not found"), true
 	case errors.Is(err, store.ErrInvalidOrder):

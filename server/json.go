@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
+	"regexp"
 	"strings"
+	"unicode/utf8"
 )
 
 // Header values shared by every JSON response. Assigned straight into the
@@ -53,13 +56,14 @@ func readBody(r *http.Request) ([]byte, error) {
 }
 
 // decodeJSON reads the request body into dst strictly: it must be one JSON
-// value, with no fields dst does not know. Syntax errors are invalid_json;
-// unknown fields and wrong types are invalid_payload naming the field, and
-// so is a NUL in a string (checkNUL).
+// object, with no fields dst does not know. A body that is not JSON is
+// invalid_json, with a message that says what was sent instead; unknown
+// fields and wrong types are invalid_payload naming the field, and so is a
+// NUL in a string (checkNUL).
 func decodeJSON(r *http.Request, dst any) error {
-	body, err := readJSONBody(r)
+	body, err := readBody(r)
 	if err != nil {
-		return err
+		return bodyError(err)
 	}
 	return decodeBytes(body, dst)
 }
@@ -67,63 +71,115 @@ func decodeJSON(r *http.Request, dst any) error {
 // decodeJSONWithNUL is decodeJSON for a body whose strings may hold a NUL:
 // one that never reaches the database.
 func decodeJSONWithNUL(r *http.Request, dst any) error {
-	body, err := readJSONBody(r)
-	if err != nil {
-		return err
-	}
-	return decodeStrict(body, dst)
-}
-
-func readJSONBody(r *http.Request) ([]byte, error) {
 	body, err := readBody(r)
 	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return nil, err
-		}
-		return nil, errInvalidJSON("could not read request body: %v", err)
+		return bodyError(err)
 	}
-	return body, nil
+	return decodeStrict(body, dst, "")
+}
+
+// bodyError is the error of a body that could not be read: over the limit
+// (413, see asAPIError), or cut short by the client.
+func bodyError(err error) error {
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		return err
+	}
+	return errInvalidJSON("the request body could not be read in full; send it again")
 }
 
 // decodeBytes is decodeJSON for a body already read.
 func decodeBytes(body []byte, dst any) error {
-	if err := decodeStrict(body, dst); err != nil {
+	return decodeExample(body, dst, "")
+}
+
+// decodeExample is decodeBytes for an endpoint whose messages quote an
+// example of what it takes (example: a JSON object).
+func decodeExample(body []byte, dst any, example string) error {
+	if err := decodeStrict(body, dst, example); err != nil {
 		return err
 	}
 	return checkNUL(body)
 }
 
-func decodeStrict(body []byte, dst any) error {
-	if len(bytes.TrimSpace(body)) == 0 {
-		return errInvalidJSON("request body is empty; send a JSON object")
+// decodeStrict decodes one JSON object with no unknown fields, as
+// decodeExample without the check for NULs.
+func decodeStrict(body []byte, dst any, example string) error {
+	trimmed := bytes.TrimSpace(body)
+	if len(trimmed) == 0 {
+		return errInvalidJSON("the request body is empty; it must be %s", wanted(example))
+	}
+	if !startsLikeJSON(trimmed[0]) && !json.Valid(trimmed) {
+		return errInvalidJSON("the request body must be %s; got %s", wanted(example), describeBody(trimmed))
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(dst); err != nil {
-		return jsonError(err)
-	}
-	if dec.More() {
-		return errInvalidJSON("request body has data after the JSON value")
+		return decodeError(err, body, wanted(example))
 	}
 	var extra json.RawMessage
-	if err := dec.Decode(&extra); err != io.EOF {
-		return errInvalidJSON("request body has data after the JSON value")
+	if dec.More() || dec.Decode(&extra) != io.EOF {
+		return errInvalidJSON("the request body has more after its JSON value; it must be one JSON object")
 	}
 	return nil
 }
 
+// wanted says what a body must be, for a message: built only when one is
+// written, since every request passes by.
+func wanted(example string) string {
+	if example == "" {
+		return "a JSON object"
+	}
+	return "a JSON object such as " + example
+}
+
+// startsLikeJSON reports whether c can begin a JSON value a client meant to
+// send: an object, an array, a string or a number. A body that starts
+// otherwise and is not a JSON literal (true, false, null) is text that was
+// never meant as JSON.
+func startsLikeJSON(c byte) bool {
+	switch {
+	case c == '{', c == '[', c == '"', c == '-', c >= '0' && c <= '9':
+		return true
+	}
+	return false
+}
+
+// formData matches a body of key=value pairs, as curl -d 'a=b&c=d' or an
+// HTML form sends.
+var formData = regexp.MustCompile(`^[A-Za-z0-9_.\-\[\]%+]+=[^&]*(&[A-Za-z0-9_.\-\[\]%+]+=[^&]*)*$`)
+
+// describeBody names what a body that is not JSON looks like.
+func describeBody(body []byte) string {
+	switch {
+	case formData.Match(body):
+		return "form data (key=value pairs)"
+	case bytes.HasPrefix(body, []byte("<")):
+		return "markup (HTML or XML)"
+	}
+	return "plain text"
+}
+
+// jsonError is the API's error for a body that could not be read or
+// decoded, when the body itself is not at hand.
 func jsonError(err error) error {
+	return decodeError(err, nil, "a JSON object")
+}
+
+// decodeError turns a decoding error of body into the API's error. Its
+// messages say where the JSON went wrong in the client's terms (line and
+// column, what is there), never in the decoder's own words.
+func decodeError(err error, body []byte, want string) error {
 	var syn *json.SyntaxError
 	var typ *json.UnmarshalTypeError
 	switch {
 	case errors.As(err, &syn):
-		return errInvalidJSON("invalid JSON at byte %d: %v", syn.Offset, syn)
+		return errInvalidJSON("the request body is not valid JSON: %s; it must be %s", syntaxPlace(body, syn.Offset), want)
 	case errors.Is(err, io.ErrUnexpectedEOF):
-		return errInvalidJSON("invalid JSON: unexpected end of input")
+		return errInvalidJSON("the request body is not valid JSON: it ends before its value does (a missing } ] or \"); it must be %s", want)
 	case errors.As(err, &typ):
 		if typ.Field == "" {
-			return errInvalidPayload("request body must be a JSON object")
+			return errInvalidPayload("the request body must be a JSON object, not %s", jsonValueName(typ.Value))
 		}
 		return errInvalidPayload("field %q must be of type %s", typ.Field, jsonType(typ.Type.Kind().String()))
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
@@ -133,8 +189,46 @@ func jsonError(err error) error {
 		if errors.As(err, &mbe) {
 			return err
 		}
-		return errInvalidJSON("invalid JSON: %v", err)
+		return errInvalidJSON("the request body is not valid JSON; it must be %s", want)
 	}
+}
+
+// syntaxPlace says where a syntax error is, for a person: the line and
+// column of the byte the decoder stopped at, and what is there.
+func syntaxPlace(body []byte, offset int64) string {
+	at := int(offset) - 1 // the decoder counts the offending byte as read
+	if at < 0 {
+		at = 0
+	}
+	if at >= len(body) {
+		return fmt.Sprintf("something is wrong at byte %d", offset)
+	}
+	line := 1 + bytes.Count(body[:at], []byte("\n"))
+	col := 1 + utf8.RuneCount(body[bytes.LastIndexByte(body[:at], '\n')+1:at])
+	near := body[at:min(len(body), at+12)]
+	if i := bytes.IndexByte(near, '\n'); i >= 0 {
+		near = near[:i]
+	}
+	where := fmt.Sprintf("unexpected %q at line %d, column %d", near, line, col)
+	if body[at] == '\'' {
+		where += " (JSON strings take double quotes)"
+	}
+	return where
+}
+
+// jsonValueName names the kind of a JSON value as the decoder reports it.
+func jsonValueName(v string) string {
+	switch v {
+	case "array":
+		return "an array"
+	case "string":
+		return "a string"
+	case "number":
+		return "a number"
+	case "bool":
+		return "true or false"
+	}
+	return v
 }
 
 func jsonType(kind string) string {

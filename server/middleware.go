@@ -108,6 +108,12 @@ func (s *Server) outer(next http.Handler) http.Handler {
 				"status", status, "bytes", sw.bytes, "duration_ms", float64(time.Since(start).Microseconds())/1000,
 				"remote", r.RemoteAddr)
 		}()
+		if r.ContentLength > maxBody {
+			// Declared too large: refused before anything reads it. A body
+			// of unknown length meets the limit as it is read (asAPIError).
+			s.writeError(sw, r, &http.MaxBytesError{Limit: maxBody})
+			return
+		}
 		next.ServeHTTP(sw, r)
 	})
 }

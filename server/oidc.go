@@ -53,14 +53,14 @@ func providerError(err error) error {
 // signInWith finds or creates the user for verified claims.
 func (s *Server) signInWith(ctx context.Context, p *auth.Provider, c *auth.Claims) (*store.User, error) {
 	cfg := s.providerConfig(p.Name())
-	u, created, err := s.st.SignInOIDC(ctx, store.OIDCSignIn{Provider: cfg.Name, Subject: c.Subject, Email: c.Email,
+	u, created, err := s.svc.SignInOIDC(ctx, store.OIDCSignIn{Provider: cfg.Name, Subject: c.Subject, Email: c.Email,
 		EmailVerified: c.EmailVerified, Name: c.Name, AdminManaged: cfg.AdminClaim != "", Admin: c.Admin, AllowSignup: cfg.SignupAllowed(),
 		LinkByEmail: cfg.LinkByEmail, Plan: s.cfg.DefaultPlan})
 	if err != nil {
 		return nil, providerError(err)
 	}
 	if created {
-		s.log.InfoContext(ctx, "user signed up", "provider", cfg.Name, "user", u.ID)
+		s.log.InfoContext(ctx, "user signed up", "provider", cfg.Name, "user", u.ID, "admin", u.IsAdmin)
 	}
 	return u, nil
 }

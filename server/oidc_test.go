@@ -923,3 +923,34 @@ func TestAuthProviders(t *testing.T) {
 		t.Fatalf("no providers, no passwords: %s", r.Raw)
 	}
 }
+
+// TestOIDCFirstSignUpIsAdmin: on a server with no users, the first sign-up
+// through a provider makes the administrator, as herald user add's first
+// user does; later sign-ups are not. A provider with an admin claim decides
+// by the claim alone (TestOIDCAdminClaim), first sign-up or not.
+func TestOIDCFirstSignUpIsAdmin(t *testing.T) {
+	t.Parallel()
+	fake := newFakeIdP(t)
+	env := oidcEnv(t, fake, func(c *config.Config) { c.Auth.Providers[0].AdminClaim, c.Auth.Providers[0].AdminValues = "", nil })
+	for _, c := range []struct {
+		sub   string
+		admin bool
+	}{{"first", true}, {"second", false}, {"first", true}} {
+		r := env.do(200, "POST", "/v1/auth/homelab", map[string]any{"id_token": fake.token(map[string]any{
+			"sub": c.sub, "email": c.sub + "@example.com"})}, "")
+		if got := oidcUser(t, r)["is_admin"]; got != c.admin {
+			t.Errorf("%s: is_admin = %v, want %v", c.sub, got, c.admin)
+		}
+	}
+	if !strings.Contains(env.logs.String(), "admin=true") {
+		t.Errorf("the sign-up log does not say the first user is an administrator:\n%s", env.logs)
+	}
+
+	claimFake := newFakeIdP(t)
+	claimed := oidcEnv(t, claimFake) // admin_claim "groups"
+	r := claimed.do(200, "POST", "/v1/auth/homelab", map[string]any{"id_token": claimFake.token(map[string]any{
+		"sub": "x", "email": "x@example.com", "groups": []string{"users"}})}, "")
+	if got := oidcUser(t, r)["is_admin"]; got != false {
+		t.Errorf("first sign-up outside the admin group: is_admin = %v, want false (the claim decides)", got)
+	}
+}

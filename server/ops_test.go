@@ -173,14 +173,14 @@ func TestBodyLimit(t *testing.T) {
 
 	big := `{"name":"big","icon":"` + strings.Repeat("a", 1<<20) + `"}`
 	r := env.request("POST", "/v1/channels", big, u.Token)
-	wantError(t, r, 400, "invalid_payload")
+	wantError(t, r, 413, "payload_too_large")
 	if !strings.Contains(r.Str("message"), "larger than") {
 		t.Errorf("message %q does not say the body is too large", r.Str("message"))
 	}
 	if r := env.do(200, "GET", "/v1/channels", nil, u.Token); len(r.Body["channels"].([]any)) != 0 {
 		t.Fatalf("an oversized request stored a channel: %s", r.Raw)
 	}
-	wantError(t, env.request("POST", "/v1/auth/local", `{"email":"`+strings.Repeat("a", 1<<20)+`"}`, ""), 400, "invalid_payload")
+	wantError(t, env.request("POST", "/v1/auth/local", `{"email":"`+strings.Repeat("a", 1<<20)+`"}`, ""), 413, "payload_too_large")
 
 	// Exactly 1 MiB is still read (and then judged on its content).
 	pad := 1<<20 - len(`{"name":"ok","icon":""}`)

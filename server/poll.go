@@ -29,6 +29,11 @@ func (s *Server) handlePoll(w http.ResponseWriter, r *http.Request, p httprouter
 		return err
 	}
 	w.Header().Set("Cache-Control", "no-store")
+	if poll.State == store.StatePending && !service.Answerable(poll.Actions, poll.Approval) {
+		// Nothing can answer it: say so, so that a waiting sender stops.
+		writeJSON(w, http.StatusOK, map[string]any{"status": poll.State, "answerable": false})
+		return nil
+	}
 	if poll.State != store.StateSubmitted {
 		writeJSON(w, http.StatusOK, map[string]string{"status": poll.State})
 		return nil

@@ -266,3 +266,44 @@ func TestPollConcurrent(t *testing.T) {
 		t.Fatalf("after the polls: state %q response %s", m.State, m.Response)
 	}
 }
+
+// TestPollSaysUnanswerable: a pending message that nothing can answer (no
+// button, no form, no approval rule) polls as pending with answerable
+// false, so that a sender stops waiting; anything answerable polls as
+// before, exactly {"status": "pending"}.
+func TestPollSaysUnanswerable(t *testing.T) {
+	env := newTestEnv(t)
+	u := env.newUser("unanswerable@example.com")
+	_, token := msgChannel(env, u, "x")
+	apprID, apprToken := msgChannel(env, u, "approvals")
+	env.do(200, "PATCH", "/v1/channels/"+apprID, map[string]any{"approval": map[string]any{
+		"required_count": 1, "approvers": []string{u.ID}, "window_seconds": 600}}, u.Token)
+
+	for _, c := range []struct {
+		name, token string
+		payload     map[string]any
+		answerable  bool
+	}{
+		{"no actions", token, msgPayload(), false},
+		{"links only", token, msgPayload("actions", msgActions(msgURL("https://example.com/run/1"))), false},
+		{"a button", token, msgPayload("actions", msgActions(msgURL("https://example.com"), msgButton("ok"))), true},
+		{"a form", token, msgPayload("callback_url", "https://hooks.example.com/x", "actions", msgActions(map[string]any{
+			"type": "form", "key": "f", "label": "F", "fields": []any{msgField("why", "text")}})), true},
+		{"an approval without actions", apprToken, msgPayload(), true},
+		{"an approval with links only", apprToken, msgPayload("actions", msgActions(msgURL("https://example.com"))), true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := msgSub(env, t)
+			id := msgSend(e, c.token, c.payload)
+			r := msgPoll(e, c.token, id)
+			if c.answerable {
+				msgWantStatus(t, r, "pending")
+				return
+			}
+			if r.Status != 200 {
+				t.Fatalf("poll: %d %s", r.Status, r.Raw)
+			}
+			msgSameJSON(t, "poll answer", r.Raw, `{"status": "pending", "answerable": false}`)
+		})
+	}
+}

@@ -36,19 +36,38 @@ func (s *Server) handleSend(w http.ResponseWriter, r *http.Request, p httprouter
 	}
 	body, err := readBody(r)
 	if err != nil {
-		return jsonError(err)
+		return bodyError(err)
 	}
 	pl, err := parseSend(body)
 	if err != nil {
-		return err
+		return titleHeaderHint(r, err)
 	}
 	return s.deliverMessage(w, r, ch, pl)
 }
 
+// titleHeaderHint adds to a refused send that came with a Title header (as
+// other notification services take it) that Herald reads the title from
+// the JSON body only.
+func titleHeaderHint(r *http.Request, err error) error {
+	ae, ok := asAPIError(err)
+	if !ok || ae.status != http.StatusBadRequest {
+		return err
+	}
+	for _, h := range []string{"Title", "X-Title"} {
+		if r.Header.Get(h) != "" {
+			return newError(ae.status, ae.code, "%s (a %s header is not read: put the title in the JSON body)", ae.message, h)
+		}
+	}
+	return err
+}
+
+// sendExample is the smallest send, quoted when a body is not one.
+const sendExample = `{"title":"Backup done"}`
+
 // parseSend decodes a send payload strictly and validates it.
 func parseSend(body []byte) (*service.SendPayload, error) {
 	var p service.SendPayload
-	if err := decodeBytes(body, &p); err != nil {
+	if err := decodeExample(body, &p, sendExample); err != nil {
 		return nil, err
 	}
 	if err := service.CheckSend(&p); err != nil {

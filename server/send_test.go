@@ -519,7 +519,7 @@ func TestSendBodyOver1MiB(t *testing.T) {
 
 	big := `{"title": "t", "body": "` + strings.Repeat("a", 1<<20) + `"}`
 	r := env.request("POST", "/v1/send/"+token, big, "")
-	wantError(t, r, 400, "invalid_payload")
+	wantError(t, r, 413, "payload_too_large")
 	if got := msgCount(env, u.ID); got != 0 {
 		t.Fatalf("stored messages = %d, want 0", got)
 	}
@@ -624,4 +624,71 @@ func TestSendRateLimitFollowsPlan(t *testing.T) {
 	msgWantRateLimited(t, env.request("POST", "/v1/send/"+token, msgPayload(), ""), 5)
 	env.clock.Advance(time.Minute)
 	msgWantLimitHeaders(t, env.do(200, "POST", "/v1/send/"+token, msgPayload(), ""), 5, 4)
+}
+
+// TestSendRefusesCallbackHostsNeverCalled: a callback_url whose host is an
+// address the delivery policy refuses (loopback, unless allowed; the
+// unspecified addresses always; private ones under block_private; the
+// operator's list), or localhost while loopback is refused, is a 400 at
+// send time that names callback_url and the setting, and stores nothing:
+// it would only be retried until it failed. Names that resolve later are
+// accepted and checked when dialled.
+func TestSendRefusesCallbackHostsNeverCalled(t *testing.T) {
+	strict := newTestEnv(t, func(c *config.Config) {
+		c.Delivery.AllowLoopback, c.Delivery.BlockPrivate = false, true
+		c.Delivery.BlockedNetworks = []string{"203.0.113.0/24"}
+	})
+	u := strict.newUser("cb-host@example.com")
+	_, token := msgChannel(strict, u, "x")
+	button := []map[string]any{{"type": "button", "key": "ok", "label": "OK"}}
+	for _, c := range []struct{ url, want string }{
+		{"http://127.0.0.1:8081/hook", "callback_url is refused: 127.0.0.1 is a loopback address; set delivery.allow_loopback = true to allow callbacks to this host"},
+		{"http://localhost/hook", "callback_url is refused: localhost is a loopback address; set delivery.allow_loopback = true to allow callbacks to this host"},
+		{"https://[::1]:9000/", "callback_url is refused: ::1 is a loopback address; set delivery.allow_loopback = true to allow callbacks to this host"},
+		{"http://0.0.0.0/hook", "callback_url is refused: 0.0.0.0 is unspecified, link-local or a cloud metadata service, which callbacks never reach"},
+		{"http://169.254.169.254/latest", "callback_url is refused: 169.254.169.254 is unspecified, link-local or a cloud metadata service, which callbacks never reach"},
+		{"http://192.168.1.10/hook", "callback_url is refused: 192.168.1.10 is in a private network, which delivery.block_private = true refuses to callbacks"},
+		{"http://203.0.113.5/hook", "callback_url is refused: 203.0.113.5 is in delivery.blocked_networks, which callbacks may not reach"},
+	} {
+		r := strict.request("POST", "/v1/send/"+token, map[string]any{"title": "Deploy?", "callback_url": c.url, "actions": button}, "")
+		wantError(t, r, 400, "invalid_payload")
+		if got := r.Str("message"); got != c.want {
+			t.Errorf("%s: %q\n  want %q", c.url, got, c.want)
+		}
+	}
+	if n := msgCount(strict, u.ID); n != 0 {
+		t.Fatalf("%d messages stored, want none", n)
+	}
+	// A name is dialled later, and checked then.
+	msgSend(strict, token, map[string]any{"title": "Deploy?", "callback_url": "https://hooks.example.com/x", "actions": button})
+
+	// allow_loopback lets loopback through (the unspecified addresses never).
+	open := newTestEnv(t, func(c *config.Config) { c.Delivery.AllowLoopback = true })
+	v := open.newUser("cb-open@example.com")
+	_, token = msgChannel(open, v, "x")
+	for _, url := range []string{"http://127.0.0.1:8081/hook", "http://localhost/hook", "http://[::1]/"} {
+		msgSend(open, token, map[string]any{"title": "Deploy?", "callback_url": url, "actions": button})
+	}
+	wantError(t, open.request("POST", "/v1/send/"+token, map[string]any{"title": "x", "callback_url": "http://0.0.0.0/"}, ""), 400, "invalid_payload")
+}
+
+// TestSendFormNeedsCallbackSaysWhy: the rule stays (a form needs a
+// callback_url, polling or not), and its refusal says why and what to do.
+func TestSendFormNeedsCallbackSaysWhy(t *testing.T) {
+	env := newTestEnv(t)
+	u := env.newUser("form-why@example.com")
+	_, token := msgChannel(env, u, "x")
+	r := env.request("POST", "/v1/send/"+token, msgPayload("actions", msgActions(msgButton("ok"), map[string]any{
+		"type": "form", "key": "f", "label": "F", "fields": []any{msgField("why", "text")}})), "")
+	wantError(t, r, 400, "invalid_payload")
+	msg := r.Str("message")
+	for _, want := range []string{"actions[1]: a form action requires callback_url, even if you poll",
+		"signed POST, retried until it arrives", "only once", "polling.response_ttl", "Add a callback_url", "buttons alone need none"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("message %q lacks %q", msg, want)
+		}
+	}
+	if n := msgCount(env, u.ID); n != 0 {
+		t.Errorf("%d messages stored, want none", n)
+	}
 }

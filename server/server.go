@@ -134,11 +134,11 @@ func New(opts Options) *Server {
 			opts.UI.ServeHTTP(w, r)
 			return
 		}
-		s.writeError(w, r, errNotFound("no route for %s %s", r.Method, r.URL.Path))
+		s.writeError(w, r, errNotFound("no route for %s %s", r.Method, redactPath(r.URL.Path)))
 	})
 	s.router.MethodNotAllowed = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, newError(http.StatusMethodNotAllowed, "method_not_allowed",
-			"%s is not allowed on %s; allowed: %s", r.Method, r.URL.Path, w.Header().Get("Allow")))
+			"%s is not allowed on %s; allowed: %s", r.Method, redactPath(r.URL.Path), w.Header().Get("Allow")))
 	})
 	s.routes()
 	s.handler = s.outer(s.router)

@@ -19,15 +19,27 @@ const (
 	MaxPassword = 256
 )
 
-// NewUser is what an administrator gives to create an account.
+// NewUser is what an administrator, or the operator at the command line,
+// gives to create an account.
 type NewUser struct {
 	Email, Name, Password, Plan string
 	Admin                       bool
+	// NoPassword makes an account without a local password: it signs in
+	// through an identity provider until one is set (herald user add
+	// without --password-stdin). Otherwise Password is required.
+	NoPassword bool
 }
 
 func checkPassword(field, password string) error {
 	if n := utf8.RuneCountInString(password); n < MinPassword || n > MaxPassword {
 		return invalid("%s must be %d to %d characters", field, MinPassword, MaxPassword)
+	}
+	return nil
+}
+
+func checkEmail(email string) error {
+	if at := strings.Index(email, "@"); at < 1 || at == len(email)-1 || utf8.RuneCountInString(email) > 254 {
+		return invalid("email must be an email address")
 	}
 	return nil
 }
@@ -39,12 +51,16 @@ func checkPlan(plan string) error {
 	return nil
 }
 
-// CreateUser makes an account with a local password, as `herald user add
-// --password-stdin` does. An empty plan is the server's default plan.
+// CreateUser makes an account, for POST /v1/admin/users and `herald user
+// add` alike: one rule for the email, the name, the plan and the password.
+// An empty plan is the server's default plan. The first account of a
+// server with no users is an administrator whatever in.Admin says (the
+// returned user says so): someone must be able to reach the admin pages,
+// and only the operator can make the first account.
 func (s *Service) CreateUser(ctx context.Context, in NewUser) (*store.User, error) {
 	email := strings.TrimSpace(in.Email)
-	if at := strings.Index(email, "@"); at < 1 || at == len(email)-1 || utf8.RuneCountInString(email) > 254 {
-		return nil, invalid("email must be an email address")
+	if err := checkEmail(email); err != nil {
+		return nil, err
 	}
 	if utf8.RuneCountInString(in.Name) > 100 {
 		return nil, invalid("name is longer than 100 characters")
@@ -56,15 +72,18 @@ func (s *Service) CreateUser(ctx context.Context, in NewUser) (*store.User, erro
 	if err := checkPlan(plan); err != nil {
 		return nil, err
 	}
-	if err := checkPassword("password", in.Password); err != nil {
-		return nil, err
-	}
-	hash, err := auth.HashPassword(ctx, in.Password)
-	if err != nil {
-		return nil, fmt.Errorf("service: create user: %w", err)
+	var hash string
+	if !in.NoPassword {
+		if err := checkPassword("password", in.Password); err != nil {
+			return nil, err
+		}
+		var err error
+		if hash, err = auth.HashPassword(ctx, in.Password); err != nil {
+			return nil, fmt.Errorf("service: create user: %w", err)
+		}
 	}
 	u := &store.User{Email: email, Name: strings.TrimSpace(in.Name), Plan: plan, IsAdmin: in.Admin, PasswordHash: hash}
-	if err := s.st.CreateUser(ctx, u); errors.Is(err, store.ErrConflict) {
+	if err := s.st.CreateUserFirstAdmin(ctx, u); errors.Is(err, store.ErrConflict) {
 		return nil, conflict("email_taken", "a user with this email already exists")
 	} else if err != nil {
 		return nil, err
@@ -80,14 +99,34 @@ func (s *Service) SetPlan(ctx context.Context, userID, plan string) error {
 	return s.st.SetUserPlan(ctx, userID, plan)
 }
 
-// SetAdmin grants or revokes a user's administrator role. An administrator
-// cannot revoke their own: the server must never be left without one by a
-// slip of the mouse (another administrator, or the command line, can).
+// SetAdmin grants or revokes a user's administrator role. by is the
+// administrator who asks, or nil for the operator at the command line. An
+// administrator cannot revoke their own role, a slip of the mouse (another
+// administrator, or the command line, can); and nobody can revoke the only
+// administrator's, which would leave the admin pages out of everyone's
+// reach.
 func (s *Service) SetAdmin(ctx context.Context, by *store.User, userID string, admin bool) error {
-	if !admin && by.ID == userID {
+	if admin {
+		return s.st.SetUserAdmin(ctx, userID, true)
+	}
+	if by != nil && by.ID == userID {
 		return forbidden("you cannot revoke your own administrator role; ask another administrator")
 	}
-	return s.st.SetUserAdmin(ctx, userID, admin)
+	if err := s.st.RevokeAdmin(ctx, userID); errors.Is(err, store.ErrLastAdmin) {
+		return forbidden("this user is the only administrator; make another user an administrator first")
+	} else if err != nil {
+		return err
+	}
+	return nil
+}
+
+// SignInOIDC finds or creates the user of a verified identity (see
+// store.SignInOIDC). A sign-up on a server with no users makes the first
+// account, an administrator as CreateUser's first account is, unless the
+// provider decides who is an administrator with its admin claim.
+func (s *Service) SignInOIDC(ctx context.Context, in store.OIDCSignIn) (*store.User, bool, error) {
+	in.FirstAdmin = !in.AdminManaged
+	return s.st.SignInOIDC(ctx, in)
 }
 
 // ResetPassword sets a user's local password and ends all their sessions.

@@ -52,6 +52,15 @@ type SendPayload struct {
 	Actions     []Action `json:"actions"`
 }
 
+// formNeedsCallback is why a form is refused without a callback_url, and
+// what to do. What people type into a form is the one answer that cannot
+// be asked again: it goes to the sender as a signed POST, retried until it
+// arrives, where a poll reads an answer once and only for a while.
+const formNeedsCallback = "a form action requires callback_url, even if you poll for the answer: " +
+	"what people type into a form is delivered to callback_url as a signed POST, retried until it arrives, " +
+	"while a poll reads an answer only once and only for polling.response_ttl (10 minutes by default). " +
+	"Add a callback_url (the answer can still be polled too); buttons alone need none"
+
 // CheckSend validates a decoded send payload and normalises its priority.
 func CheckSend(p *SendPayload) error {
 	if p.Title == nil || strings.TrimSpace(*p.Title) == "" {
@@ -86,7 +95,7 @@ func CheckSend(p *SendPayload) error {
 		// A form needs a callback; buttons without one are answered by
 		// polling; url actions need nothing (docs/sending.md).
 		if p.Actions[i].Type == "form" && p.CallbackURL == nil {
-			return invalid("actions[%d]: a form action requires callback_url", i)
+			return invalid("actions[%d]: %s", i, formNeedsCallback)
 		}
 	}
 	return nil

@@ -3,8 +3,11 @@ package service
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"net/url"
 	"strings"
 
+	"github.com/heraldhq/herald/netguard"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -13,6 +16,11 @@ import (
 // without actions gets the Approve and Reject buttons. It returns once the
 // message is durable; a channel deleted meanwhile is ErrNotFound.
 func (s *Service) Send(ctx context.Context, ch *store.Channel, p *SendPayload) (*store.Message, error) {
+	if p.CallbackURL != nil {
+		if err := s.checkCallbackHost(*p.CallbackURL); err != nil {
+			return nil, err
+		}
+	}
 	actions := p.Actions
 	if ch.Approval != nil && len(actions) == 0 {
 		actions = ApprovalActions
@@ -32,4 +40,46 @@ func (s *Service) Send(ctx context.Context, ch *store.Channel, p *SendPayload) (
 		return nil, err
 	}
 	return m, nil
+}
+
+// Answerable reports whether anything can answer a message with these
+// stored actions: a button or a form, or, on an approval message, a vote.
+// Links answer nothing. A message nothing can answer stays pending until
+// it is deleted, so a sender waiting for its answer would wait in vain.
+func Answerable(actions json.RawMessage, approval bool) bool {
+	if approval {
+		return true
+	}
+	var acts []struct {
+		Type string `json:"type"`
+	}
+	if json.Unmarshal(actions, &acts) != nil {
+		return true // not ours to judge: let the sender wait
+	}
+	for _, a := range acts {
+		if a.Type == "button" || a.Type == "form" {
+			return true
+		}
+	}
+	return false
+}
+
+// checkCallbackHost refuses a callback_url that the delivery queue is sure
+// never to reach: its host is an address the callback policy blocks, or
+// localhost while loopback is blocked. Accepted, it would only be retried
+// until it failed. A name that resolves to a blocked address is found out
+// at dial time, and the delivery log says why.
+func (s *Service) checkCallbackHost(raw string) error {
+	if s.opts.Callbacks == nil {
+		return nil
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil // CheckSend has refused it already
+	}
+	var be *netguard.BlockedError
+	if errors.As(s.opts.Callbacks.CheckHost(u.Hostname()), &be) {
+		return invalid("callback_url is refused: %s", be.Explain("callbacks"))
+	}
+	return nil
 }

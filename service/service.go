@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/config"
+	"github.com/heraldhq/herald/netguard"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -29,12 +30,19 @@ type Options struct {
 	// Plans are the plans' limits and caps; a cap left at 0 is the
 	// plan's built-in one.
 	Plans config.Plans
+	// Callbacks is the policy callbacks are dialled under: a send whose
+	// callback_url names a host it is sure to refuse (a literal address,
+	// localhost) is refused at once. Nil checks nothing at send time.
+	Callbacks *netguard.Policy
 }
 
 // OptionsFrom takes the rules' settings from the configuration.
 func OptionsFrom(cfg config.Config) Options {
+	// config has checked the networks: none can fail to parse here.
+	blocked, _ := netguard.ParsePrefixes(cfg.Delivery.BlockedNetworks)
 	return Options{ResponseTTL: cfg.Polling.ResponseTTL.Duration, Retention: cfg.Retention.Messages.Duration,
-		DefaultPlan: cfg.DefaultPlan, Plans: cfg.Plans}
+		DefaultPlan: cfg.DefaultPlan, Plans: cfg.Plans, Callbacks: &netguard.Policy{Blocked: blocked,
+			AllowLoopback: cfg.Delivery.AllowLoopback, BlockPrivate: cfg.Delivery.BlockPrivate}}
 }
 
 // Service is Herald's rules over one store.

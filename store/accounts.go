@@ -89,6 +89,15 @@ func (s *Store) HasUsers(ctx context.Context) (bool, error) {
 	return exists, nil
 }
 
+// HasAdmins reports whether any user is an administrator.
+func (s *Store) HasAdmins(ctx context.Context) (bool, error) {
+	var exists bool
+	if err := s.read.QueryRowContext(ctx, "SELECT EXISTS (SELECT 1 FROM users WHERE is_admin = 1)").Scan(&exists); err != nil {
+		return false, fmt.Errorf("store: has admins: %w", err)
+	}
+	return exists, nil
+}
+
 // APIKeyByID returns an active key and its user.
 func (s *Store) APIKeyByID(ctx context.Context, id string) (*APIKey, *User, error) {
 	k, u, err := s.activeAPIKey(ctx, "k.id = ?", id)

@@ -11,6 +11,10 @@ import (
 // ErrConflict is returned when a unique value (an email, say) is taken.
 var ErrConflict = errors.New("store: already exists")
 
+// ErrLastAdmin refuses to revoke the administrator role of the only
+// administrator.
+var ErrLastAdmin = errors.New("store: the only administrator")
+
 // ErrLimit is returned when a per-user quota would be exceeded.
 var ErrLimit = errors.New("store: limit reached")
 

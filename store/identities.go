@@ -34,6 +34,9 @@ type OIDCSignIn struct {
 	AllowSignup  bool
 	LinkByEmail  bool
 	Plan         string // plan of a new user
+	// FirstAdmin makes a new user an administrator when no user exists
+	// yet (decided in the same write as the insert).
+	FirstAdmin bool
 }
 
 // syncClaimedAdmin applies a provider's admin claim at sign-in: a match
@@ -138,8 +141,13 @@ func (s *Store) claimEmail(tx *writeTx, in OIDCSignIn, now time.Time) (*User, bo
 			return nil, false, ErrSignupDisabled
 		}
 		u = &User{ID: NewID("usr_"), Email: in.Email, Name: in.Name, Plan: in.Plan, CreatedAt: now}
-		if _, err := tx.Exec(`INSERT INTO users (id, email, name, plan, is_admin, created_at, email_verified) VALUES (?, ?, ?, ?, 0, ?, 1)`,
-			u.ID, u.Email, u.Name, u.Plan, ms(now)); err != nil {
+		if in.FirstAdmin {
+			if u.IsAdmin, err = noUsers(tx); err != nil {
+				return nil, false, err
+			}
+		}
+		if _, err := tx.Exec(`INSERT INTO users (id, email, name, plan, is_admin, created_at, email_verified) VALUES (?, ?, ?, ?, ?, ?, 1)`,
+			u.ID, u.Email, u.Name, u.Plan, u.IsAdmin, ms(now)); err != nil {
 			return nil, false, err
 		}
 		created = true

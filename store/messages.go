@@ -229,6 +229,10 @@ type Poll struct {
 	State       string
 	Response    json.RawMessage // set only with StateSubmitted
 	SubmittedAt time.Time
+	// Set only with StatePending: the message's actions and whether it is
+	// an approval, from which the rules tell whether anything can answer it.
+	Actions  json.RawMessage
+	Approval bool
 }
 
 // ReadResponse is the polling read of message id in channelID. A submitted
@@ -236,11 +240,13 @@ type Poll struct {
 // statement, so of any number of concurrent polls exactly one gets it; an
 // older one reads as expired.
 func (s *Store) ReadResponse(ctx context.Context, channelID, id string, expireBefore time.Time) (Poll, error) {
-	state, submitted, err := s.pollState(ctx, channelID, id)
+	state, submitted, pending, err := s.pollState(ctx, channelID, id)
 	if err != nil {
 		return Poll{}, err
 	}
 	switch {
+	case state == StatePending:
+		return pending, nil
 	case state != StateSubmitted:
 		return Poll{State: state}, nil
 	case !submitted.After(expireBefore):
@@ -275,7 +281,7 @@ func (s *Store) ReadResponse(ctx context.Context, channelID, id string, expireBe
 	if p.State != "" {
 		return p, nil
 	}
-	state, submitted, err = s.pollState(ctx, channelID, id)
+	state, submitted, _, err = s.pollState(ctx, channelID, id)
 	if err != nil {
 		return Poll{}, err
 	}
@@ -285,16 +291,21 @@ func (s *Store) ReadResponse(ctx context.Context, channelID, id string, expireBe
 	return Poll{State: state}, nil
 }
 
-func (s *Store) pollState(ctx context.Context, channelID, id string) (string, time.Time, error) {
+// pollState reads a message's polling state and, when it is pending, the
+// Poll to answer with (its actions are read only then).
+func (s *Store) pollState(ctx context.Context, channelID, id string) (string, time.Time, Poll, error) {
 	var state string
 	var submitted sql.NullInt64
-	err := s.read.QueryRowContext(ctx, "SELECT state, submitted_at FROM messages WHERE id = ? AND channel_id = ?", id, channelID).
-		Scan(&state, &submitted)
+	var actions sql.NullString
+	var approval bool
+	err := s.read.QueryRowContext(ctx, `SELECT state, submitted_at, CASE WHEN state = ? THEN actions END, approval IS NOT NULL
+		FROM messages WHERE id = ? AND channel_id = ?`, StatePending, id, channelID).
+		Scan(&state, &submitted, &actions, &approval)
 	if errors.Is(err, sql.ErrNoRows) {
-		return "", time.Time{}, fmt.Errorf("store: poll %s: %w", id, ErrNotFound)
+		return "", time.Time{}, Poll{}, fmt.Errorf("store: poll %s: %w", id, ErrNotFound)
 	}
 	if err != nil {
-		return "", time.Time{}, fmt.Errorf("store: poll %s: %w", id, err)
+		return "", time.Time{}, Poll{}, fmt.Errorf("store: poll %s: %w", id, err)
 	}
-	return state, fromMS(submitted.Int64), nil
+	return state, fromMS(submitted.Int64), Poll{State: state, Actions: json.RawMessage(actions.String), Approval: approval}, nil
 }

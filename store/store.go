@@ -343,13 +343,19 @@ func reclaim(ctx context.Context, read *db, schema string, free func(pages int64
 
 // Vacuum rebuilds the database file, smallest, and puts an older database
 // into incremental auto-vacuum mode. It holds the database for as long as
-// it runs (seconds per gigabyte), so the server should be stopped.
+// it runs (seconds per gigabyte), so the server should be stopped. In WAL
+// mode the rebuilt pages go to the write-ahead log first: a checkpoint
+// then writes them into the file and empties the log, so that the file
+// is its new size when Vacuum returns, and the log takes no space.
 func (s *Store) Vacuum(ctx context.Context) error {
 	if s.pg {
 		return ErrPostgres{What: "vacuum", Instead: "PostgreSQL's autovacuum keeps the tables compact; VACUUM FULL rebuilds one"}
 	}
 	if _, err := s.write.ExecContext(ctx, "VACUUM"); err != nil {
 		return fmt.Errorf("store: vacuum: %w", err)
+	}
+	if _, err := s.write.ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
+		return fmt.Errorf("store: vacuum: checkpoint: %w", err)
 	}
 	return nil
 }

@@ -40,13 +40,33 @@ func scanUser(row scanner, extra ...any) (*User, error) {
 
 // CreateUser inserts u, filling ID and CreatedAt. A taken email is ErrConflict.
 func (s *Store) CreateUser(ctx context.Context, u *User) error {
+	return s.createUser(ctx, u, false)
+}
+
+// CreateUserFirstAdmin is CreateUser that also makes u an administrator
+// when no user exists yet. The check and the insert are one write, so of
+// two first users made at once only one finds the server empty.
+func (s *Store) CreateUserFirstAdmin(ctx context.Context, u *User) error {
+	return s.createUser(ctx, u, true)
+}
+
+func (s *Store) createUser(ctx context.Context, u *User, firstAdmin bool) error {
 	u.ID = NewID("usr_")
 	u.CreatedAt = s.now().UTC().Truncate(time.Millisecond)
 	u.Email = strings.TrimSpace(u.Email)
+	var admin bool
 	err := s.update(ctx, func(tx *writeTx) error {
+		admin = u.IsAdmin
+		if firstAdmin && !admin {
+			first, err := noUsers(tx)
+			if err != nil {
+				return err
+			}
+			admin = first
+		}
 		_, err := tx.Exec(`INSERT INTO users (id, email, name, plan, is_admin, password_hash, created_at)
 			VALUES (?, ?, ?, ?, ?, NULLIF(?, ''), ?)`,
-			u.ID, u.Email, u.Name, u.Plan, u.IsAdmin, u.PasswordHash, ms(u.CreatedAt))
+			u.ID, u.Email, u.Name, u.Plan, admin, u.PasswordHash, ms(u.CreatedAt))
 		return err
 	})
 	if isUnique(err) {
@@ -55,7 +75,17 @@ func (s *Store) CreateUser(ctx context.Context, u *User) error {
 	if err != nil {
 		return fmt.Errorf("store: create user: %w", err)
 	}
+	u.IsAdmin = admin
 	return nil
+}
+
+// noUsers reports, inside a write, whether the users table is empty.
+func noUsers(tx *writeTx) (bool, error) {
+	var exists bool
+	if err := tx.QueryRow("SELECT EXISTS (SELECT 1 FROM users)").Scan(&exists); err != nil {
+		return false, err
+	}
+	return !exists, nil
 }
 
 // UserByID returns a user.
@@ -132,6 +162,34 @@ func (s *Store) SetUserPlan(ctx context.Context, id, plan string) error {
 // SetUserAdmin sets or clears a user's admin flag.
 func (s *Store) SetUserAdmin(ctx context.Context, id string, admin bool) error {
 	return s.updateOne(ctx, "set admin", "UPDATE users SET is_admin = ? WHERE id = ?", admin, id)
+}
+
+// RevokeAdmin clears a user's admin flag unless the user is the only
+// administrator (ErrLastAdmin). A user who is not an administrator is left
+// as they are.
+func (s *Store) RevokeAdmin(ctx context.Context, id string) error {
+	err := s.update(ctx, func(tx *writeTx) error {
+		res, err := tx.Exec(`UPDATE users SET is_admin = 0 WHERE id = ?1
+			AND (is_admin = 0 OR EXISTS (SELECT 1 FROM users o WHERE o.is_admin = 1 AND o.id != ?1))`, id)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n > 0 {
+			return err
+		}
+		var exists bool
+		if err := tx.QueryRow("SELECT EXISTS (SELECT 1 FROM users WHERE id = ?)", id).Scan(&exists); err != nil {
+			return err
+		}
+		if !exists {
+			return ErrNotFound
+		}
+		return ErrLastAdmin
+	})
+	if err != nil {
+		return fmt.Errorf("store: revoke admin of %s: %w", id, err)
+	}
+	return nil
 }
 
 // DeleteUser deletes a user and, through foreign keys, everything they own:
