@@ -205,7 +205,8 @@ func TestPusherDeactivatesEndpointFailingEveryAttempt(t *testing.T) {
 		e.waitFor(fmt.Sprintf("attempt %d", attempt), func() bool {
 			at, ok := e.nextPush()
 			return ok && at.After(e.clock.Now()) && len(e.fakes.pushes(deadKey)) == attempt &&
-				len(e.fakes.pushes(throttledKey)) == attempt && len(e.fakes.pushes(phoneKey)) == attempt
+				len(e.fakes.pushes(throttledKey)) == attempt && len(e.fakes.pushes(phoneKey)) == attempt &&
+				e.inFlight() == 0
 		})
 		e.clock.Advance(pushBackoffMax)
 		e.st.Poke(store.TopicPush)

@@ -7,6 +7,7 @@ import (
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/x509"
+	"database/sql"
 	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
@@ -280,6 +281,7 @@ func (f *pwFakes) decrypt(body []byte) ([]byte, error) {
 // pwEnv is a real store in t.TempDir() with users, devices and a channel.
 type pwEnv struct {
 	t     *testing.T
+	dsn   string // the database st is on
 	st    *store.Store
 	clock *pwClock
 	fakes *pwFakes
@@ -291,12 +293,13 @@ type pwEnv struct {
 func newPWEnv(t *testing.T) *pwEnv {
 	t.Helper()
 	clk := &pwClock{t: time.Now().UTC().Truncate(time.Millisecond)}
-	st, err := store.Open(context.Background(), pgtest.Or(t, filepath.Join(t.TempDir(), "herald.db")), store.Options{Now: clk.Now})
+	dsn := pgtest.Or(t, filepath.Join(t.TempDir(), "herald.db"))
+	st, err := store.Open(context.Background(), dsn, store.Options{Now: clk.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	e := &pwEnv{t: t, st: st, clock: clk, fakes: newPWFakes(t)}
+	e := &pwEnv{t: t, dsn: dsn, st: st, clock: clk, fakes: newPWFakes(t)}
 	e.ann = e.user("ann@example.com")
 	e.ch = &store.Channel{UserID: e.ann.ID, Name: "ops"}
 	if err := st.CreateChannel(context.Background(), e.ch); err != nil {
@@ -375,6 +378,28 @@ func (e *pwEnv) nextPush() (time.Time, bool) {
 		e.t.Fatal(err)
 	}
 	return at, ok
+}
+
+// inFlight counts the push jobs a worker holds: leased, lease not run out.
+// A job that has made its pushes may still be in flight, its retries not
+// yet written: a test that moves the clock past the lease meanwhile makes
+// the job look abandoned.
+func (e *pwEnv) inFlight() int {
+	e.t.Helper()
+	driver := "sqlite"
+	if store.IsPostgresURL(e.dsn) {
+		driver = "pgx"
+	}
+	db, err := sql.Open(driver, e.dsn)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer db.Close()
+	var n int
+	if err := db.QueryRow("SELECT count(*) FROM push_jobs WHERE lease_until > $1", e.clock.Now().UnixMilli()).Scan(&n); err != nil {
+		e.t.Fatal(err)
+	}
+	return n
 }
 
 // waitIdle waits until cond holds and no push job is left.
