@@ -76,6 +76,10 @@ func TestSafePrintf(t *testing.T) {
 	for format, big := range map[string]bool{
 		"version 1.2345 %d": false, "%5.2f": false, "%999d": false, "%%1000d": false,
 		"%1000d": true, "%.1000f": true, "%-01000s": true, "%*d": true, "%[2]*[1]d": true,
+		// Any letter ends a directive, the first and last of each case
+		// included: digits after it are text, not a width.
+		"%a1234": false, "%z1234": false, "%A1234": false, "%Z1234": false, "%v1234": false,
+		"%[1234": true, "%{1234": true, "%@1234": true,
 	} {
 		if got := bigWidth(format); got != big {
 			t.Errorf("bigWidth(%q) = %v, want %v", format, got, big)

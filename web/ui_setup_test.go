@@ -13,8 +13,9 @@ func TestUISetupHint(t *testing.T) {
 	b.navigate("/")
 	b.waitView("signin")
 	b.waitFor("the setup hint", `!document.getElementById("signin-setup").hidden`)
-	if got := b.text("#signin-setup"); !strings.Contains(got, "herald user add EMAIL --password-stdin") {
-		t.Errorf("#signin-setup = %q, want the command that makes a user", got)
+	if got := b.text("#signin-setup"); !strings.Contains(got, "herald user add EMAIL --password-stdin") ||
+		!strings.Contains(got, "The first user is the server's administrator.") {
+		t.Errorf("#signin-setup = %q, want the command that makes a user, and that the first is the administrator", got)
 	}
 
 	e.addUser(adaEmail, adaPassword)
