@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"runtime/debug"
@@ -17,6 +18,10 @@ import (
 
 // maxBody is the request body limit for every endpoint.
 const maxBody = 1 << 20
+
+// maxDrain is the largest declared body over maxBody that is read and
+// dropped before its 413, so that a proxy in front gets to read the answer.
+const maxDrain = 8 << 20
 
 type ctxKey int
 
@@ -84,6 +89,7 @@ func (s *Server) outer(next http.Handler) http.Handler {
 		}
 		ctx := context.WithValue(r.Context(), keyRequestID, id)
 		r = r.WithContext(ctx)
+		raw := r.Body
 		r.Body = http.MaxBytesReader(w, r.Body, maxBody)
 		sw := &statusWriter{ResponseWriter: w}
 		defer func() {
@@ -109,8 +115,15 @@ func (s *Server) outer(next http.Handler) http.Handler {
 				"remote", r.RemoteAddr)
 		}()
 		if r.ContentLength > maxBody {
-			// Declared too large: refused before anything reads it. A body
-			// of unknown length meets the limit as it is read (asAPIError).
+			// Declared too large: refused before anything decodes it. A
+			// body of unknown length meets the limit as it is read
+			// (asAPIError). One of up to maxDrain is read and dropped
+			// first: a proxy still sending it (nginx) would otherwise see
+			// the connection close under it and answer 502 instead of the
+			// 413. A larger one is not read; the connection closes.
+			if r.ContentLength <= maxDrain {
+				_, _ = io.Copy(io.Discard, raw)
+			}
 			s.writeError(sw, r, &http.MaxBytesError{Limit: maxBody})
 			return
 		}
