@@ -1,13 +1,9 @@
 package main
 
 import (
-	"encoding/json"
-	"flag"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
-	"time"
 )
 
 // compareReport renders the runs of an alternating comparison of two builds
@@ -18,39 +14,15 @@ import (
 // ratio compares two runs made moments apart, on the same machine, under
 // the same load.
 func compareReport(args []string) error {
-	fs := flag.NewFlagSet("loadgen -compare", flag.ContinueOnError)
-	outDir := fs.String("out", "", "directory to write the table to (timestamped file); empty: stdout only")
-	var notes []string
-	fs.Func("note", "a line of the report header (repeatable)", func(s string) error {
-		notes = append(notes, s)
-		return nil
-	})
-	if err := fs.Parse(args[1:]); err != nil {
-		return err
-	}
-	data, err := os.ReadFile(args[0])
+	rows, head, outDir, err := readRuns("loadgen -compare", "Herald: the working tree against a reference build", args, nil)
 	if err != nil {
 		return err
-	}
-	var rows []result
-	for i, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
-		var r result
-		if err := json.Unmarshal([]byte(line), &r); err != nil {
-			return fmt.Errorf("%s line %d: %w", args[0], i+1, err)
-		}
-		rows = append(rows, r)
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "# Herald: the working tree against a reference build, %s\n\n", time.Now().Format(time.RFC3339))
-	fmt.Fprintf(&b, "- machine: %s\n", machine())
-	for _, n := range notes {
-		fmt.Fprintf(&b, "- %s\n", n)
 	}
 	table, err := renderCompare(rows)
 	if err != nil {
 		return err
 	}
-	return write(b.String()+table, *outDir)
+	return write(head+table, outDir)
 }
 
 // pair is one round at one connection count: the reference's run, the

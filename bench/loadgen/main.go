@@ -265,39 +265,14 @@ func appendJSON(path string, r result) error {
 // report renders the runs appended to the file by earlier calls with -json,
 // in their order, as one table: "loadgen -report FILE [-out DIR] [-note TEXT]...".
 func report(args []string) error {
-	fs := flag.NewFlagSet("loadgen -report", flag.ContinueOnError)
-	outDir := fs.String("out", "", "directory to write the table to (timestamped file); empty: stdout only")
-	pgStats := fs.String("pg-stats", "", "file of PostgreSQL statistics the -hook took before and after each run (see pgActivity)")
-	var notes []string
-	fs.Func("note", "a line of the report header (repeatable)", func(s string) error {
-		notes = append(notes, s)
-		return nil
+	var pgStats *string
+	rows, head, outDir, err := readRuns("loadgen -report", "Herald load test", args, func(fs *flag.FlagSet) {
+		pgStats = fs.String("pg-stats", "", "file of PostgreSQL statistics the -hook took before and after each run (see pgActivity)")
 	})
-	if err := fs.Parse(args[1:]); err != nil {
-		return err
-	}
-	data, err := os.ReadFile(args[0])
 	if err != nil {
 		return err
 	}
-	var rows []result
-	for i, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
-		var r result
-		if err := json.Unmarshal([]byte(line), &r); err != nil {
-			return fmt.Errorf("%s line %d: %w", args[0], i+1, err)
-		}
-		rows = append(rows, r)
-	}
-	if len(rows) == 0 {
-		return fmt.Errorf("%s: no runs", args[0])
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "# Herald load test, %s\n\n", time.Now().Format(time.RFC3339))
-	fmt.Fprintf(&b, "- machine: %s\n", machine())
-	for _, n := range notes {
-		fmt.Fprintf(&b, "- %s\n", n)
-	}
-	out := render(b.String(), rows)
+	out := render(head, rows)
 	if *pgStats != "" {
 		t, err := pgActivity(*pgStats, rows)
 		if err != nil {
@@ -305,7 +280,47 @@ func report(args []string) error {
 		}
 		out += t
 	}
-	return write(out, *outDir)
+	return write(out, outDir)
+}
+
+// readRuns parses "FILE [-out DIR] [-note TEXT]..." (and the flags more
+// adds), reads the runs -json appended to FILE, and makes the report's
+// header: title, machine and notes.
+func readRuns(name, title string, args []string, more func(*flag.FlagSet)) (rows []result, head, outDir string, err error) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	out := fs.String("out", "", "directory to write the table to (timestamped file); empty: stdout only")
+	var notes []string
+	fs.Func("note", "a line of the report header (repeatable)", func(s string) error {
+		notes = append(notes, s)
+		return nil
+	})
+	if more != nil {
+		more(fs)
+	}
+	if err := fs.Parse(args[1:]); err != nil {
+		return nil, "", "", err
+	}
+	data, err := os.ReadFile(args[0])
+	if err != nil {
+		return nil, "", "", err
+	}
+	for i, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var r result
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			return nil, "", "", fmt.Errorf("%s line %d: %w", args[0], i+1, err)
+		}
+		rows = append(rows, r)
+	}
+	if len(rows) == 0 {
+		return nil, "", "", fmt.Errorf("%s: no runs", args[0])
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "# %s, %s\n\n", title, time.Now().Format(time.RFC3339))
+	fmt.Fprintf(&b, "- machine: %s\n", machine())
+	for _, n := range notes {
+		fmt.Fprintf(&b, "- %s\n", n)
+	}
+	return rows, b.String(), *out, nil
 }
 
 // pgSnapshot is one line of the -pg-stats file, tab-separated: phase
