@@ -26,29 +26,20 @@ rounds=${ROUNDS:-3}
 ref_commit=$(git rev-parse --verify "$ref^{commit}")
 load_before=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?')
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/herald-compare.XXXXXX")
-pid=""
+sync_mode=full
+pids=() # every herald started, for the clean-up
 loadgen_pid=""
-
-stop_herald() {
-	[[ -n $pid ]] || return 0
-	if kill -0 "$pid" 2>/dev/null; then
-		kill -TERM "$pid" 2>/dev/null || true
-		for _ in $(seq 50); do
-			kill -0 "$pid" 2>/dev/null || break
-			sleep 0.1
-		done
-		kill -KILL "$pid" 2>/dev/null || true
-		wait "$pid" 2>/dev/null || true
-	fi
-	pid=""
-}
+# stop_herald, write_config, start_herald, make_channel
+source "$root/bench/herald.sh"
 
 cleanup() {
 	if [[ -n $loadgen_pid ]] && kill -0 "$loadgen_pid" 2>/dev/null; then
 		kill -TERM "$loadgen_pid" 2>/dev/null || true
 		wait "$loadgen_pid" 2>/dev/null || true
 	fi
-	stop_herald
+	for pid in "${pids[@]}"; do
+		stop_herald "$pid"
+	done
 	git -C "$root" worktree remove --force "$tmp/ref-src" >/dev/null 2>&1 || true
 	rm -rf "$tmp"
 }
@@ -62,61 +53,22 @@ CGO_ENABLED=0 go build -o "$tmp/herald-work" .
 go build -o "$tmp/loadgen" ./bench/loadgen
 work_desc="$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . ':!bench' 2>/dev/null || echo ' with uncommitted changes')"
 
-# start BUILD: a fresh data directory and config for herald-BUILD, started
-# and waited for; sets pid, port and token (a channel of a free-plan user
-# whose limits never refuse).
-start() {
-	local build=$1 dir key channel
-	dir="$tmp/run-$build"
-	rm -rf "$dir"
-	mkdir -p "$dir"
-	port=$("$tmp/loadgen" -free-port)
-	cat >"$dir/herald.toml" <<-TOML
-		listen    = "127.0.0.1:$port"
-		base_url  = "http://127.0.0.1:$port"
-		data_dir  = "$dir/data"
-		log_level = "warn"
-
-		[database]
-		synchronous = "full"
-
-		[plans.free]
-		send_per_minute = 100000000
-		api_per_minute  = 100000000
-	TOML
-	"$tmp/herald-$build" --config "$dir/herald.toml" serve >>"$dir/herald.log" 2>&1 &
-	pid=$!
-	for i in $(seq 100); do
-		curl -sf "http://127.0.0.1:$port/healthz" >/dev/null 2>&1 && break
-		if ! kill -0 "$pid" 2>/dev/null || [[ $i == 100 ]]; then
-			echo "herald ($build) did not start:" >&2
-			cat "$dir/herald.log" >&2
-			exit 1
-		fi
-		sleep 0.1
-	done
-	"$tmp/herald-$build" --config "$dir/herald.toml" user add load@example.com --name Load --plan free >/dev/null 2>&1
-	key=$("$tmp/herald-$build" --config "$dir/herald.toml" key create load@example.com --name load)
-	channel=$(curl -sf -X POST "http://127.0.0.1:$port/v1/channels" -H "Authorization: Bearer $key" \
-		-H "Content-Type: application/json" -d '{"name":"Load test"}')
-	token=$(printf '%s' "$channel" | grep -o '"webhook_token":"[^"]*"' | cut -d'"' -f4)
-	if [[ -z $token ]]; then
-		echo "could not create a channel on $build: $channel" >&2
-		exit 1
-	fi
-}
-
-# measure BUILD BASELINE: one run of the load generator against a fresh
-# herald-BUILD, appended to the runs file as target BUILD.
+# measure BUILD BASELINE: one run of the load generator against herald-BUILD
+# on a fresh data directory, appended to the runs file as target BUILD.
 measure() {
-	local build=$1 baseline=$2
-	start "$build"
+	local build=$1 baseline=$2 port
+	rm -rf "$tmp/run-$build"
+	port=$("$tmp/loadgen" -free-port)
+	herald_bin="$tmp/herald-$build"
+	write_config "run-$build" "$port"
+	start_herald "run-$build" "$port"
+	make_channel "run-$build" "$port"
 	"$tmp/loadgen" -conns 32 -target "$build" -baseline="$baseline" -url "http://127.0.0.1:$port/v1/send/$token" \
-		-pid "$pid" -json "$tmp/runs.jsonl" "${loadgen_args[@]}" >/dev/null &
+		-pid "$started_pid" -json "$tmp/runs.jsonl" "${loadgen_args[@]}" >/dev/null &
 	loadgen_pid=$!
 	wait "$loadgen_pid"
 	loadgen_pid=""
-	stop_herald
+	stop_herald "$started_pid"
 }
 loadgen_args=("$@")
 

@@ -28,18 +28,8 @@ loadgen_pid=""
 pg_admin_url="" # set once the benchmark database exists: drop it at exit
 bench_db=""
 
-# stop_herald stops one herald: SIGTERM, then SIGKILL after 5 s.
-stop_herald() {
-	local pid=$1
-	kill -0 "$pid" 2>/dev/null || return 0
-	kill -TERM "$pid" 2>/dev/null || true
-	for _ in $(seq 50); do
-		kill -0 "$pid" 2>/dev/null || break
-		sleep 0.1
-	done
-	kill -KILL "$pid" 2>/dev/null || true
-	wait "$pid" 2>/dev/null || true
-}
+# stop_herald, write_config, start_herald, make_channel
+source "$root/bench/herald.sh"
 
 cleanup() {
 	if [[ -n $loadgen_pid ]] && kill -0 "$loadgen_pid" 2>/dev/null; then
@@ -69,65 +59,6 @@ fi
 echo "building herald and the load generator..." >&2
 CGO_ENABLED=0 go build "${build_tags[@]}" -o "$tmp/herald" .
 go build -o "$tmp/loadgen" ./bench/loadgen
-
-# write_config NAME PORT [DATABASE_URL]: a config for one herald in $tmp/NAME.
-write_config() {
-	local name=$1 port=$2 url=${3:-}
-	mkdir -p "$tmp/$name"
-	cat >"$tmp/$name/herald.toml" <<-TOML
-		listen    = "127.0.0.1:$port"
-		base_url  = "http://127.0.0.1:$port"
-		data_dir  = "$tmp/$name/data"
-		log_level = "warn"
-
-		[database]
-		synchronous = "$sync_mode"
-		url         = "$url"
-
-		# High enough that the rate limiter never refuses: we measure the send path.
-		[plans.free]
-		send_per_minute = 100000000
-		api_per_minute  = 100000000
-	TOML
-}
-
-# start_herald NAME PORT: starts herald with $tmp/NAME/herald.toml, waits for
-# /healthz and sets started_pid.
-start_herald() {
-	local name=$1 port=$2
-	# Started directly, not through a function: $! must be herald's own pid
-	# (for CPU, VmHWM and the kill at exit), not a subshell's.
-	"$tmp/herald" --config "$tmp/$name/herald.toml" serve >>"$tmp/$name/herald.log" 2>&1 &
-	started_pid=$!
-	pids+=("$started_pid")
-	for i in $(seq 100); do
-		if curl -sf "http://127.0.0.1:$port/healthz" >/dev/null 2>&1; then
-			return 0
-		fi
-		if ! kill -0 "$started_pid" 2>/dev/null || [[ $i == 100 ]]; then
-			echo "herald ($name) did not start:" >&2
-			cat "$tmp/$name/herald.log" >&2
-			exit 1
-		fi
-		sleep 0.1
-	done
-}
-
-# make_channel NAME PORT: a user, an API key and a channel through the herald
-# of $tmp/NAME; sets token to the channel's webhook token.
-make_channel() {
-	local name=$1 port=$2 key channel
-	"$tmp/herald" --config "$tmp/$name/herald.toml" user add load@example.com --name "Load test" --plan free >/dev/null # the plan [plans.free] above opens up
-	key=$("$tmp/herald" --config "$tmp/$name/herald.toml" key create load@example.com --name load)
-	channel=$(curl -sf -X POST "http://127.0.0.1:$port/v1/channels" \
-		-H "Authorization: Bearer $key" -H "Content-Type: application/json" \
-		-d '{"name":"Load test"}')
-	token=$(printf '%s' "$channel" | grep -o '"webhook_token":"[^"]*"' | cut -d'"' -f4)
-	if [[ -z $token ]]; then
-		echo "could not create a channel: $channel" >&2
-		exit 1
-	fi
-}
 
 # loadgen ARGS...: in the background and waited for, so that a signal to this
 # script runs the clean-up at once instead of after the whole measurement.
