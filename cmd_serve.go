@@ -92,11 +92,11 @@ func (a *app) serve(ctx context.Context) error {
 	}
 	defer st.Close()
 
-	blocked, err := netguard.ParsePrefixes(cfg.Delivery.BlockedNetworks)
-	if err != nil {
-		return err
-	}
-	guard := netguard.Policy{Blocked: blocked, AllowLoopback: cfg.Delivery.AllowLoopback, BlockPrivate: cfg.Delivery.BlockPrivate}
+	// The rules refuse at send time what this policy refuses at dial time:
+	// one policy, made from the configuration in one place.
+	so := service.OptionsFrom(cfg)
+	so.Log = log
+	guard := *so.Callbacks
 	if guard.AllowLoopback {
 		log.Warn("delivery.allow_loopback is on: callbacks and Web Push endpoints may reach services on this host")
 	}
@@ -105,8 +105,6 @@ func (a *app) serve(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	so := service.OptionsFrom(cfg)
-	so.Log, so.Callbacks = log, &guard
 	svc := service.New(st, so)
 	srv := server.New(server.Options{Config: cfg, Store: st, Service: svc, Logger: log, Version: version, UI: web.Handler(),
 		Registry: reg, Subscriptions: subs})
