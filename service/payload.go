@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"time"
 	"unicode/utf8"
 )
 
@@ -30,6 +31,19 @@ type Action struct {
 	Key    string      `json:"key,omitempty"`
 	Style  string      `json:"style,omitempty"`
 	Fields []FormField `json:"fields,omitempty"`
+
+	// Request is what an "http" action does when tapped: Herald's
+	// delivery queue makes this request (through the callback guard,
+	// retried, in the delivery log). Value holds its URL. Nil on the
+	// other types.
+	Request *HTTPRequest `json:"request,omitempty"`
+}
+
+// HTTPRequest is the request an "http" action makes when a person taps it.
+type HTTPRequest struct {
+	Method  string            `json:"method,omitempty"` // POST when empty
+	Headers map[string]string `json:"headers,omitempty"`
+	Body    string            `json:"body,omitempty"`
 }
 
 // FormField is one input of a form action.
@@ -50,6 +64,34 @@ type SendPayload struct {
 	Priority    string   `json:"priority"`
 	CallbackURL *string  `json:"callback_url"`
 	Actions     []Action `json:"actions"`
+
+	Extras
+
+	// DeliverAt schedules the message: it is stored at once, listed as
+	// scheduled, and streamed and pushed at this time. Nil sends now.
+	DeliverAt *time.Time `json:"deliver_at,omitempty"`
+
+	// Set by the ntfy and Gotify front doors only, never decoded from
+	// Herald's own JSON.
+	Ephemeral bool `json:"-"` // ntfy's cache=no: delivered live, not kept
+	NoPush    bool `json:"-"` // ntfy's firebase=no: no phone push
+}
+
+// Extras are the presentation details a message may carry beside its
+// title and body, shown by the web app and handed to ntfy clients. All
+// are optional; the zero value is none.
+type Extras struct {
+	Tags     []string `json:"tags,omitempty"`      // ntfy tags; emoji short codes already turned into emoji where ntfy would
+	Click    string   `json:"click_url,omitempty"` // opened when the notification itself is tapped
+	Icon     string   `json:"icon_url,omitempty"`
+	Attach   string   `json:"attach_url,omitempty"` // a picture or file by URL, shown as a picture where the platform can
+	Markdown bool     `json:"markdown,omitempty"`
+	// SequenceID groups a message with earlier ones of the same channel:
+	// a later message replaces the earlier notification on every device.
+	SequenceID string `json:"sequence_id,omitempty"`
+	// NtfyPriority is the 1-5 priority an ntfy or Gotify sender gave,
+	// kept for ntfy clients; 0 when the sender used Herald's words.
+	NtfyPriority int `json:"-"`
 }
 
 // formNeedsCallback is why a form is refused without a callback_url, and

@@ -45,6 +45,15 @@ type Message struct {
 	// Outcome is what answered the message, kept after the response is
 	// read; nil until answered and on approval messages.
 	Outcome json.RawMessage
+
+	// Extras is the JSON of the message's presentation details (tags,
+	// click, icon and attachment URLs, markdown, the ntfy priority), nil
+	// when it has none. The service owns its shape.
+	Extras     json.RawMessage
+	SequenceID string     // "" outside a sequence
+	DeliverAt  *time.Time // when a scheduled message goes out; nil when sent at once
+	Ephemeral  bool       // delivered live, then not kept
+	NoPush     bool       // streamed, never pushed to phones
 }
 
 const messageCols = `m.id, m.channel_id, (SELECT user_id FROM channels WHERE id = m.channel_id), m.title, m.body, m.priority, m.actions, m.callback_url, m.muted,
