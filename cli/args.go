@@ -1,9 +1,8 @@
-package main
+package cli
 
 import (
 	"errors"
 	"fmt"
-	"runtime/debug"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -51,44 +50,4 @@ func exitCode(err error) (code int, printIt bool) {
 		return ee.code, ee.err != nil
 	}
 	return 1, true
-}
-
-// buildCommit is the commit a binary was built from: the one set with
-// -ldflags "-X main.commit=..." if any, else the VCS revision the go
-// command stamped into the build info (a build inside a git checkout,
-// with "+dirty" for uncommitted changes). go run, -buildvcs=false and
-// builds outside a checkout stamp none.
-func buildCommit(set string, info *debug.BuildInfo) string {
-	if set != "" {
-		return set
-	}
-	if info == nil {
-		return ""
-	}
-	var rev string
-	var dirty bool
-	for _, s := range info.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value
-		case "vcs.modified":
-			dirty = s.Value == "true"
-		}
-	}
-	if rev != "" && dirty {
-		rev += "+dirty"
-	}
-	return rev
-}
-
-// buildVersion is the version set with -ldflags "-X main.version=...", or
-// else the module version go install stamps (herald@v1.2.3), or "dev".
-func buildVersion(set string, info *debug.BuildInfo) string {
-	if set != "" && set != "dev" {
-		return set
-	}
-	if info != nil && info.Main.Version != "" && info.Main.Version != "(devel)" {
-		return info.Main.Version
-	}
-	return "dev"
 }

@@ -1,7 +1,9 @@
-// Command herald is a self-hosted notification server: scripts send with one
-// curl call, people answer from their phones, the answer comes back signed.
-// This file wires the cobra commands; the work lives in the packages.
-package main
+// Package cli is Herald's command line: one cobra command tree, one file
+// per command group (serve, user, key, send/wait/listen, backup/vacuum/
+// migrate-data, version). The commands parse flags, build parts and run
+// them; every rule they apply is service's, and every write goes through
+// it. main calls Main; tests build the tree with NewRoot.
+package cli
 
 import (
 	"context"
@@ -9,8 +11,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"runtime"
-	"runtime/debug"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -19,19 +19,22 @@ import (
 	"github.com/heraldhq/herald/store"
 )
 
-// Set at build time with -ldflags "-X main.version=... -X main.commit=...".
-var (
-	version = "dev"
-	commit  = ""
-)
+// Build is what the binary was stamped with at build time (main's
+// -ldflags "-X main.version=... -X main.commit=..."); empty fields are
+// read from the build information the go command records.
+type Build struct {
+	Version, Commit string
+}
 
-func main() {
-	err := newRoot(os.Stdin, os.Stdout, os.Stderr, os.Getenv).Execute()
+// Main runs the command line in os.Args with the process's standard
+// streams and environment, and returns the status the process exits with.
+func Main(b Build) int {
+	err := NewRoot(os.Stdin, os.Stdout, os.Stderr, os.Getenv, b).Execute()
 	code, printIt := exitCode(err)
 	if printIt {
 		fmt.Fprintln(os.Stderr, "herald:", err)
 	}
-	os.Exit(code)
+	return code
 }
 
 // app is what every command shares: where it reads and writes, and how it
@@ -41,10 +44,13 @@ type app struct {
 	stdout, stderr io.Writer
 	getenv         func(string) string
 	configPath     string
+	build          Build
 }
 
-func newRoot(stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) *cobra.Command {
-	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, getenv: getenv}
+// NewRoot returns the herald command with its subcommands, reading stdin,
+// writing stdout and stderr, and looking up the environment with getenv.
+func NewRoot(stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string, b Build) *cobra.Command {
+	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, getenv: getenv, build: b}
 	root := &cobra.Command{
 		Use:           "herald",
 		Short:         "Self-hosted notifications with interactive, signed answers",
@@ -100,21 +106,4 @@ func newLogger(cfg config.Config, w io.Writer) *slog.Logger {
 		return slog.New(slog.NewJSONHandler(w, opts))
 	}
 	return slog.New(slog.NewTextHandler(w, opts))
-}
-
-func (a *app) versionCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "version",
-		Short: "Print version, commit and Go version",
-		Args:  needArgs(),
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			info, _ := debug.ReadBuildInfo()
-			c := buildCommit(commit, info)
-			if c == "" {
-				c = "unknown: built without VCS information (go run, -buildvcs=false, or outside a git checkout)"
-			}
-			fmt.Fprintf(a.stdout, "herald %s (commit %s, %s, %s/%s)\n", buildVersion(version, info), c, runtime.Version(), runtime.GOOS, runtime.GOARCH)
-			return nil
-		},
-	}
 }

@@ -1,14 +1,11 @@
-package main
+package cli
 
 import (
 	"bytes"
 	"context"
 	"database/sql"
 	"errors"
-	"io"
-	"net"
-	"net/http"
-	"net/http/httptrace"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -16,8 +13,25 @@ import (
 	"testing"
 	"time"
 
+	"github.com/heraldhq/herald/docs"
+	"github.com/heraldhq/herald/internal/testkit"
 	"github.com/heraldhq/herald/store"
 )
+
+// TestMain checks every request the tests send through testkit against the
+// OpenAPI description, and announces the tests skipped for want of a tool.
+func TestMain(m *testing.M) {
+	contract, err := testkit.LoadContract(docs.OpenAPI)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	stop := testkit.CheckCalls(contract)
+	code := m.Run()
+	stop()
+	testkit.AnnounceSkips("github.com/heraldhq/herald/cli")
+	os.Exit(code)
+}
 
 var cliKeyRe = regexp.MustCompile(`^pk_live_[0-9A-Za-z]{32}$`)
 
@@ -36,7 +50,7 @@ func newCLIEnv(t *testing.T) cliEnv {
 func runCLI(t *testing.T, env cliEnv, stdin string, args ...string) (stdout, stderr string, err error) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	root := newRoot(strings.NewReader(stdin), &out, &errOut, env.get)
+	root := NewRoot(strings.NewReader(stdin), &out, &errOut, env.get, Build{})
 	root.SetArgs(args)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -205,199 +219,13 @@ func cliCountUsers(t *testing.T, path string) int {
 	return n
 }
 
-// waitRefused waits until nothing accepts connections on addr.
-func waitRefused(t *testing.T, addr string, within time.Duration) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for {
-		c, err := net.DialTimeout("tcp", addr, time.Second)
-		if err != nil {
-			return
-		}
-		c.Close()
-		if time.Now().After(deadline) {
-			t.Fatalf("%s still accepts connections %s after shutdown began", addr, within)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 // cliHTTP sends a JSON request and decodes a JSON object answer.
 func cliHTTP(t *testing.T, method, url string, body any, token string) (int, map[string]any) {
 	t.Helper()
 	var m map[string]any
-	status, err := callJSON(method, url, body, &m, token)
+	status, err := testkit.CallJSON(method, url, body, &m, token)
 	if err != nil {
 		t.Fatalf("%s %s: %v", method, url, err)
 	}
 	return status, m
-}
-
-func TestCLIBesideRunningServer(t *testing.T) {
-	t.Parallel()
-	addr := freeAddr(t)
-	base := "http://" + addr
-	env := newCLIEnv(t)
-	env["HERALD_LISTEN"] = addr
-	env["HERALD_BASE_URL"] = base
-
-	logs := &syncBuffer{}
-	a := &app{stdin: strings.NewReader(""), stdout: io.Discard, stderr: logs, getenv: env.get}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	served := make(chan error, 1)
-	exited := make(chan struct{})
-	go func() { served <- a.serve(ctx); close(exited) }()
-	waitHealthy(t, base, exited, 30*time.Second, logs)
-
-	// A user added by the CLI can sign in at once.
-	mustCLI(t, env, "hunter2-live\n", "user", "add", "live@example.com", "--name", "Live", "--password-stdin", "--plan", "free")
-	status, sess := cliHTTP(t, "POST", base+"/v1/auth/local", map[string]string{"email": "live@example.com", "password": "hunter2-live"}, "")
-	if status != 200 {
-		t.Fatalf("sign-in after user add: %d %v", status, sess)
-	}
-	token, _ := sess["access_token"].(string)
-	if status, me := cliHTTP(t, "GET", base+"/v1/auth/me", nil, token); status != 200 || me["plan"] != "free" || me["name"] != "Live" {
-		t.Fatalf("me = %d %v", status, me)
-	}
-
-	// A plan change shows on the next request.
-	mustCLI(t, env, "", "user", "set-plan", "live@example.com", "pro")
-	if status, me := cliHTTP(t, "GET", base+"/v1/auth/me", nil, token); status != 200 || me["plan"] != "pro" {
-		t.Errorf("me after set-plan = %d %v, want plan pro", status, me)
-	}
-
-	// A key made by the CLI authenticates at once.
-	key := strings.TrimSpace(mustCLI(t, env, "", "key", "create", "live@example.com", "--name", "bootstrap"))
-	if status, me := cliHTTP(t, "GET", base+"/v1/auth/me", nil, key); status != 200 || me["email"] != "live@example.com" {
-		t.Errorf("me with the CLI's key = %d %v", status, me)
-	}
-	if status, _ := cliHTTP(t, "POST", base+"/v1/channels", map[string]string{"name": "from-key"}, key); status != 201 {
-		t.Errorf("create channel with the CLI's key: %d", status)
-	}
-
-	// An online backup holds what the server wrote.
-	dst := filepath.Join(t.TempDir(), "online.db")
-	mustCLI(t, env, "", "backup", dst)
-	if n := cliCountUsers(t, dst); n != 1 {
-		t.Errorf("online backup holds %d users, want 1", n)
-	}
-
-	// A request in flight when shutdown starts is finished, not cut off:
-	// its body is still arriving when the context is cancelled. With
-	// "Expect: 100-continue" the server says "100 Continue" when the handler
-	// starts reading the body, and the client sends it only then: so the
-	// trace's Got100Continue means the server is reading it.
-	pr, pw := io.Pipe()
-	reading := make(chan struct{})
-	trace := &httptrace.ClientTrace{Got100Continue: func() { close(reading) }}
-	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(context.Background(), trace), "POST", base+"/v1/channels", pr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Authorization", "Bearer "+key)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Expect", "100-continue")
-	client := &http.Client{Transport: &http.Transport{ExpectContinueTimeout: time.Minute}}
-	inflight := make(chan int, 1)
-	go func() {
-		res, err := client.Do(req)
-		if err != nil {
-			t.Errorf("in-flight request: %v", err)
-			inflight <- 0
-			return
-		}
-		res.Body.Close()
-		inflight <- res.StatusCode
-	}()
-	select {
-	case <-reading:
-	case <-time.After(30 * time.Second):
-		t.Fatal("the server did not start reading the request body within 30 s")
-	}
-	io.WriteString(pw, `{"name": "in-fl`)
-
-	// Cancelling the context shuts the server down cleanly. Shutdown closes
-	// the listener first: once a new connection is refused, it has begun,
-	// with the request still in flight.
-	cancel()
-	waitRefused(t, addr, 30*time.Second)
-	io.WriteString(pw, `ight"}`)
-	pw.Close()
-	if got := <-inflight; got != 201 {
-		t.Errorf("in-flight request during shutdown: %d, want 201", got)
-	}
-	select {
-	case err := <-served:
-		if err != nil {
-			t.Errorf("serve returned %v after cancel, want nil", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("serve did not return within 10 s of cancel")
-	}
-	if _, err := http.Get(base + "/healthz"); err == nil {
-		t.Error("the server still answers after shutdown")
-	}
-	if !strings.Contains(logs.String(), "stopped") {
-		t.Errorf("serve did not log its stop:\n%s", logs.String())
-	}
-	st := openCLIStore(t, env)
-	u, err := st.UserByEmail(context.Background(), "live@example.com")
-	if err != nil {
-		t.Fatal(err)
-	}
-	chs, err := st.ListChannels(context.Background(), u.ID)
-	if err != nil || len(chs) != 2 {
-		t.Errorf("after shutdown: %d channels, %v; want 2 (one made during shutdown)", len(chs), err)
-	}
-}
-
-// TestServeSIGTERM: herald serve stops cleanly on SIGTERM, on SQLite and on
-// PostgreSQL, with what it committed in the database.
-func TestServeSIGTERM(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
-	t.Parallel()
-	forEachDatabase(t, testServeSIGTERM)
-}
-
-func testServeSIGTERM(t *testing.T, db procDB) {
-	dataDir := filepath.Join(t.TempDir(), "data")
-	p := startHerald(t, 30*time.Second, dataDir, db.env()...)
-	_, err := os.Stat(filepath.Join(dataDir, "herald.db"))
-	switch {
-	case db.postgres() && err == nil:
-		t.Errorf("herald.db created in HERALD_DATA_DIR with HERALD_DATABASE_URL set")
-	case !db.postgres() && err != nil:
-		t.Errorf("database not created in HERALD_DATA_DIR: %v", err)
-	}
-	runHerald(t, p.env, "", "user", "add", "sigterm@example.com")
-	key := strings.TrimSpace(runHerald(t, p.env, "", "key", "create", "sigterm@example.com", "--name", "sigterm"))
-	p.must(t, http.StatusCreated, "POST", "/v1/channels", map[string]string{"name": "before SIGTERM"}, key)
-
-	start := time.Now()
-	code, err := p.stop(t, 15*time.Second)
-	if err != nil {
-		t.Errorf("herald serve exited with %v after SIGTERM, want exit code 0\n%s", err, p.log)
-	}
-	if code != 0 {
-		t.Errorf("exit code %d, want 0", code)
-	}
-	if d := time.Since(start); d > 5*time.Second {
-		t.Errorf("shutdown took %s, want under 5 s", d)
-	}
-	if !strings.Contains(p.log.String(), "stopped") {
-		t.Errorf("no clean stop in the log:\n%s", p.log)
-	}
-
-	ctx := context.Background()
-	st := db.open(t, dataDir)
-	u, err := st.UserByEmail(ctx, "sigterm@example.com")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if chs, err := st.ListChannels(ctx, u.ID); err != nil || len(chs) != 1 || chs[0].Name != "before SIGTERM" {
-		t.Errorf("after SIGTERM the database holds channels %+v (%v), want the one made before it", chs, err)
-	}
 }

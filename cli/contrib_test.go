@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"maps"
@@ -14,7 +14,7 @@ import (
 // unit's command line is one herald accepts, its hardening is there, and
 // the environment both files set is a configuration Herald loads.
 func TestContribFiles(t *testing.T) {
-	unit, err := os.ReadFile("contrib/herald.service")
+	unit, err := os.ReadFile("../contrib/herald.service")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +40,7 @@ func TestContribFiles(t *testing.T) {
 	if len(exec) < 2 || !strings.HasSuffix(exec[0], "/herald") {
 		t.Fatalf("ExecStart = %q", exec)
 	}
-	root := newRoot(strings.NewReader(""), os.Stdout, os.Stderr, os.Getenv)
+	root := NewRoot(strings.NewReader(""), os.Stdout, os.Stderr, os.Getenv, Build{})
 	cmd, rest, err := root.Find(exec[1:])
 	if err != nil || cmd.Name() != "serve" {
 		t.Fatalf("ExecStart %q: command %v, %v", exec, cmd, err)
@@ -49,7 +49,7 @@ func TestContribFiles(t *testing.T) {
 		t.Errorf("ExecStart %q: %v", exec, err)
 	}
 
-	for _, file := range []string{"contrib/docker-compose.yml", "contrib/docker-compose.replicas.yml"} {
+	for _, file := range []string{"../contrib/docker-compose.yml", "../contrib/docker-compose.replicas.yml"} {
 		compose, err := os.ReadFile(file)
 		if err != nil {
 			t.Fatal(err)

@@ -1,10 +1,10 @@
 //go:build !unix
 
-package main
+package cli
 
 import "errors"
 
-// errDatabaseHeld: see cmd_dblock.go.
+// errDatabaseHeld: see dblock.go.
 var errDatabaseHeld = errors.New("database held by another process")
 
 // lockDatabase takes no lock where flock(2) is not available: herald

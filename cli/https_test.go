@@ -1,32 +1,28 @@
-package main
+package cli
 
 import (
 	"bytes"
 	"context"
-	"crypto/tls"
-	"crypto/x509"
-	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/heraldhq/herald/config"
+	"github.com/heraldhq/herald/internal/testkit"
 	"github.com/heraldhq/herald/internal/tlstest"
 )
 
 // serveHerald runs herald serve in this process with env until the test
 // ends, and waits up to a minute for ready to return nil. It returns the
 // server's log.
-func serveHerald(t *testing.T, env cliEnv, ready func() error) *syncBuffer {
+func serveHerald(t *testing.T, env cliEnv, ready func() error) *testkit.SyncBuffer {
 	t.Helper()
-	logs := &syncBuffer{}
+	logs := &testkit.SyncBuffer{}
 	a := &app{stdin: strings.NewReader(""), stdout: io.Discard, stderr: logs, getenv: env.get}
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)
@@ -45,56 +41,8 @@ func serveHerald(t *testing.T, env cliEnv, ready func() error) *syncBuffer {
 			t.Logf("herald serve logged:\n%s", logs)
 		}
 	})
-	waitReady(t, ready, served, logs)
+	testkit.WaitReady(t, ready, served, logs)
 	return logs
-}
-
-// waitReady polls ready until it returns nil; exited ends the wait early.
-func waitReady(t *testing.T, ready func() error, exited <-chan error, logs fmt.Stringer) {
-	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for {
-		err := ready()
-		if err == nil {
-			return
-		}
-		select {
-		case e := <-exited:
-			t.Fatalf("herald serve ended (%v) before it was ready:\n%s", e, logs)
-		case <-time.After(50 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("herald serve not ready within a minute (%v):\n%s", err, logs)
-		}
-	}
-}
-
-// httpsClient connects to addr whatever the URL says, verifies the server
-// as name against roots, and opens a new connection for every request.
-func httpsClient(addr, name string, roots *x509.CertPool) *http.Client {
-	d := &net.Dialer{Timeout: 10 * time.Second}
-	return &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{
-		DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
-			return d.DialContext(ctx, network, addr)
-		},
-		TLSClientConfig:   &tls.Config{ServerName: name, RootCAs: roots},
-		ForceAttemptHTTP2: true,
-		DisableKeepAlives: true,
-	}}
-}
-
-// getOK is a GET that must answer 200.
-func getOK(c *http.Client, url string) (*http.Response, error) {
-	res, err := c.Get(url)
-	if err != nil {
-		return nil, err
-	}
-	io.Copy(io.Discard, res.Body)
-	res.Body.Close()
-	if res.StatusCode != http.StatusOK {
-		return res, fmt.Errorf("GET %s: %d", url, res.StatusCode)
-	}
-	return res, nil
 }
 
 // TestServeHTTPSFromFiles: herald serve with [tls] cert_file and key_file
@@ -110,17 +58,17 @@ func TestServeHTTPSFromFiles(t *testing.T) {
 	tlstest.ReplaceFile(t, certFile, c1)
 	tlstest.ReplaceFile(t, keyFile, k1)
 
-	addr, redirectAddr := freeAddr(t), freeAddr(t)
+	addr, redirectAddr := testkit.FreeAddr(t), testkit.FreeAddr(t)
 	_, port, _ := net.SplitHostPort(addr)
 	base := "https://" + name + ":" + port
 	env := newCLIEnv(t)
 	env["HERALD_LISTEN"], env["HERALD_BASE_URL"] = addr, base
 	env["HERALD_TLS_CERT_FILE"], env["HERALD_TLS_KEY_FILE"] = certFile, keyFile
 	env["HERALD_TLS_REDIRECT_LISTEN"] = redirectAddr
-	client := httpsClient(addr, name, tlstest.Pool(t, c1, c2))
-	logs := serveHerald(t, env, func() error { _, err := getOK(client, base+"/healthz"); return err })
+	client := testkit.HTTPSClient(addr, name, tlstest.Pool(t, c1, c2))
+	logs := serveHerald(t, env, func() error { _, err := testkit.GetOK(client, base+"/healthz"); return err })
 
-	res, err := getOK(client, base+"/healthz")
+	res, err := testkit.GetOK(client, base+"/healthz")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +97,7 @@ func TestServeHTTPSFromFiles(t *testing.T) {
 	tlstest.ReplaceFile(t, keyFile, k2)
 	deadline := time.Now().Add(15 * time.Second)
 	for {
-		res, err := getOK(client, base+"/healthz")
+		res, err := testkit.GetOK(client, base+"/healthz")
 		if err == nil && res.TLS.PeerCertificates[0].SerialNumber.Int64() == 2 {
 			break
 		}
@@ -160,66 +108,6 @@ func TestServeHTTPSFromFiles(t *testing.T) {
 	}
 	if strings.Contains(logs.String(), "plain HTTP") {
 		t.Errorf("a plain-HTTP warning while serving HTTPS:\n%s", logs)
-	}
-}
-
-// TestServeACME runs the herald binary with [tls] acme_domains against
-// Pebble, which validates by TLS-ALPN-01 on Herald's port: Herald gets a
-// certificate at start, keeps it in data_dir/acme and serves it to clients
-// that trust Pebble's root. The binary trusts Pebble's directory through
-// SSL_CERT_FILE, as an operator with a private CA would.
-func TestServeACME(t *testing.T) {
-	t.Parallel()
-	const name = "herald.test"
-	bin := heraldBin(t)
-	addr := freeAddr(t)
-	_, port, _ := net.SplitHostPort(addr)
-	p := tlstest.Start(t, tlstest.Options{TLSPort: tlstest.Port(t, addr), HTTPPort: tlstest.Port(t, freeAddr(t))})
-	dataDir := t.TempDir()
-	base := "https://" + name + ":" + port
-
-	var env []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "HERALD_") && !strings.HasPrefix(kv, "SSL_CERT_") {
-			env = append(env, kv)
-		}
-	}
-	env = append(env, "HERALD_DATA_DIR="+dataDir, "HERALD_LISTEN="+addr, "HERALD_BASE_URL="+base,
-		"HERALD_TLS_ACME_DOMAINS="+name, "HERALD_TLS_ACME_DIRECTORY="+p.Directory,
-		"HERALD_TLS_ACME_EMAIL=ops@herald.test", "SSL_CERT_FILE="+p.CAFile)
-	cmd := exec.Command(bin, "serve")
-	cmd.Dir, cmd.Env = t.TempDir(), env
-	logs := &syncBuffer{}
-	cmd.Stdout, cmd.Stderr = logs, logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		<-exited
-		if t.Failed() {
-			t.Logf("herald serve logged:\n%s", logs)
-		}
-	})
-
-	client := httpsClient(addr, name, p.Roots(t))
-	waitReady(t, func() error { _, err := getOK(client, base+"/healthz"); return err }, exited, logs)
-	res, err := getOK(client, base+"/healthz")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if leaf := res.TLS.PeerCertificates[0]; len(leaf.DNSNames) != 1 || leaf.DNSNames[0] != name {
-		t.Errorf("served certificate for %q, want [%s]", leaf.DNSNames, name)
-	}
-	// The start's own fetch logs once it returns, which can be a moment
-	// after a client's handshake got the same certificate.
-	waitFor(t, `"certificate ready" in the log`, 15*time.Second, func() bool {
-		return strings.Contains(logs.String(), "certificate ready")
-	})
-	if _, err := os.Stat(filepath.Join(dataDir, "acme", name)); err != nil {
-		t.Errorf("certificate not cached in data_dir/acme: %v", err)
 	}
 }
 
@@ -267,10 +155,13 @@ func TestPlainHTTPWarning(t *testing.T) {
 	}
 
 	// And serve logs it at start.
-	_, port, _ := net.SplitHostPort(freeAddr(t))
+	_, port, _ := net.SplitHostPort(testkit.FreeAddr(t))
 	env := newCLIEnv(t)
 	env["HERALD_LISTEN"], env["HERALD_BASE_URL"] = "0.0.0.0:"+port, "http://127.0.0.1:"+port
-	logs := serveHerald(t, env, func() error { _, err := getOK(http.DefaultClient, "http://127.0.0.1:"+port+"/healthz"); return err })
+	logs := serveHerald(t, env, func() error {
+		_, err := testkit.GetOK(http.DefaultClient, "http://127.0.0.1:"+port+"/healthz")
+		return err
+	})
 	if !strings.Contains(logs.String(), "serving plain HTTP on a non-loopback address") {
 		t.Errorf("no warning at start on 0.0.0.0:\n%s", logs)
 	}

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"errors"
@@ -11,14 +11,44 @@ import (
 	"github.com/heraldhq/herald/store"
 )
 
+func (a *app) keyCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "key", Short: "Manage API keys"}
+	cmd.AddCommand(a.keyCreateCmd(), a.keyListCmd(), a.keyRevokeCmd())
+	return cmd
+}
+
+func (a *app) keyCreateCmd() *cobra.Command {
+	var name string
+	create := &cobra.Command{
+		Use:   "create EMAIL --name NAME",
+		Short: "Print a new API key for a user (shown once)",
+		Args:  needArgs("EMAIL"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if !cmd.Flags().Changed("name") {
+				return fmt.Errorf("missing --name: a label for the key (usage: %s)", cmd.UseLine())
+			}
+			return a.withUser(cmd, args[0], func(ac *accounts, u *store.User) error {
+				_, key, err := ac.svc.CreateAPIKey(cmd.Context(), u.ID, name)
+				if err != nil {
+					return ruleError(err)
+				}
+				fmt.Fprintln(a.stdout, key)
+				return nil
+			})
+		},
+	}
+	create.Flags().StringVar(&name, "name", "", "a label for the key")
+	return create
+}
+
 func (a *app) keyListCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "list EMAIL",
 		Short: "List a user's active API keys (their ids, names and prefixes; never the keys)",
 		Args:  needArgs("EMAIL"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.withUser(cmd, args[0], func(st *store.Store, u *store.User) error {
-				keys, err := st.ListAPIKeys(cmd.Context(), u.ID)
+			return a.withUser(cmd, args[0], func(ac *accounts, u *store.User) error {
+				keys, err := ac.st.ListAPIKeys(cmd.Context(), u.ID)
 				if err != nil {
 					return err
 				}
@@ -45,20 +75,20 @@ func (a *app) keyRevokeCmd() *cobra.Command {
   herald key revoke key_4Yb0TgCMmJxRcLhZqAvV3e`,
 		Args: needArgs("ID"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			_, st, err := a.openStore(cmd.Context())
+			ac, err := a.openAccounts(cmd.Context())
 			if err != nil {
 				return err
 			}
-			defer st.Close()
+			defer ac.close()
 			id := strings.TrimSpace(args[0])
-			k, u, err := st.APIKeyByID(cmd.Context(), id)
+			k, u, err := ac.st.APIKeyByID(cmd.Context(), id)
 			if errors.Is(err, store.ErrNotFound) {
 				return fmt.Errorf("no active API key with id %s (herald key list EMAIL shows them)", id)
 			}
 			if err != nil {
 				return err
 			}
-			if err := st.RevokeAPIKey(cmd.Context(), u.ID, k.ID); err != nil {
+			if err := ac.svc.RevokeAPIKey(cmd.Context(), u.ID, k.ID); err != nil {
 				return err
 			}
 			fmt.Fprintf(a.stdout, "revoked key %s (%s, %s...) of %s\n", k.ID, k.Name, k.Prefix, u.Email)

@@ -3,7 +3,7 @@
 // Profiling endpoints for performance work, compiled in only with
 // `go build -tags pprof`: HERALD_PPROF=127.0.0.1:6060 serves net/http/pprof
 // there. Release builds carry none of this.
-package main
+package cli
 
 import (
 	"log/slog"

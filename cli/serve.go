@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"os/signal"
-	"strings"
 	"syscall"
 	"time"
 
@@ -19,11 +18,10 @@ import (
 	"github.com/heraldhq/herald/config"
 	"github.com/heraldhq/herald/delivery"
 	"github.com/heraldhq/herald/forwarded"
-	"github.com/heraldhq/herald/netguard"
-	"github.com/heraldhq/herald/push"
 	"github.com/heraldhq/herald/schedule"
 	"github.com/heraldhq/herald/server"
 	"github.com/heraldhq/herald/service"
+	"github.com/heraldhq/herald/store"
 	"github.com/heraldhq/herald/web"
 )
 
@@ -75,22 +73,60 @@ func (a *app) serve(ctx context.Context) error {
 		go followHeap(ctx, time.Second)
 	}
 	tuneProcs(a.getenv)
-	log := newLogger(cfg, a.stderr)
+	p, err := a.buildServe(ctx, cfg, newLogger(cfg, a.stderr))
+	if err != nil {
+		return err
+	}
+	defer p.close()
+	a.logSetup(ctx, p.log, cfg, p.st)
+	return p.run(ctx)
+}
+
+// serveParts is what serve builds from the configuration before it takes
+// a request, and what it closes, in reverse order, once it has stopped.
+type serveParts struct {
+	log     *slog.Logger
+	st      *store.Store
+	jobs    *schedule.Scheduler
+	queue   *delivery.Queue
+	pusher  *delivery.Pusher
+	httpSrv *http.Server
+	ln      net.Listener
+	front   *frontDoor
+	closers []func()
+}
+
+func (p *serveParts) close() {
+	for i := len(p.closers) - 1; i >= 0; i-- {
+		p.closers[i]()
+	}
+	p.closers = nil
+}
+
+// buildServe opens the database and makes every part serve runs: the
+// rules, the HTTP server and its listener, the scheduler and the delivery
+// workers. What it opened is closed again when it fails.
+func (a *app) buildServe(ctx context.Context, cfg config.Config, log *slog.Logger) (_ *serveParts, err error) {
+	p := &serveParts{log: log}
+	defer func() {
+		if err != nil {
+			p.close()
+		}
+	}()
 	if cfg.Database.URL == "" {
 		// Held while the server runs, so that herald vacuum can tell.
 		release, err := lockDatabase(cfg.DBPath(), false)
 		if errors.Is(err, errDatabaseHeld) {
-			return fmt.Errorf("%s is being rebuilt by herald vacuum; start the server when it is done: %w", cfg.DBPath(), err)
+			return nil, fmt.Errorf("%s is being rebuilt by herald vacuum; start the server when it is done: %w", cfg.DBPath(), err)
 		} else if err != nil {
-			return err
+			return nil, err
 		}
-		defer release()
+		p.closers = append(p.closers, release)
 	}
-	st, err := openStore(ctx, cfg)
-	if err != nil {
-		return err
+	if p.st, err = openStore(ctx, cfg); err != nil {
+		return nil, err
 	}
-	defer st.Close()
+	p.closers = append(p.closers, func() { p.st.Close() })
 
 	// The rules refuse at send time what this policy refuses at dial time:
 	// one policy, made from the configuration in one place.
@@ -103,31 +139,34 @@ func (a *app) serve(ctx context.Context) error {
 	reg := prometheus.NewRegistry()
 	subs, err := service.NewSubscriptions(cfg.Subscriptions, &http.Client{Timeout: 15 * time.Second}, nil)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	svc := service.New(st, so)
-	srv := server.New(server.Options{Config: cfg, Store: st, Service: svc, Logger: log, Version: version, UI: web.Handler(),
+	svc := service.New(p.st, so)
+	srv := server.New(server.Options{Config: cfg, Store: p.st, Service: svc, Logger: log, Version: a.version(), UI: web.Handler(),
 		Registry: reg, Subscriptions: subs})
-	jobs := schedule.New(log)
-	svc.Schedule(jobs)
-	srv.Schedule(jobs)
-	queue := delivery.New(st, delivery.Config{
+	p.jobs = schedule.New(log)
+	svc.Schedule(p.jobs)
+	srv.Schedule(p.jobs)
+	p.queue = delivery.New(p.st, delivery.Config{
 		Workers: cfg.Delivery.Workers, Timeout: cfg.Delivery.Timeout.Duration, FirstByte: cfg.Delivery.FirstByte.Duration,
 		BackoffBase: cfg.Delivery.BackoffBase.Duration, BackoffMax: cfg.Delivery.BackoffMax.Duration,
-		MaxAttempts: cfg.Delivery.MaxAttempts, Guard: guard, UserAgent: "Herald-Webhooks/" + version,
+		MaxAttempts: cfg.Delivery.MaxAttempts, Guard: guard, UserAgent: "Herald-Webhooks/" + a.version(),
 	}, delivery.Options{Logger: log, Registry: reg})
-	dispatcher, err := a.pushDispatcher(ctx, cfg, svc, guard, log)
-	if err != nil {
-		return err
+	if p.pusher, err = p.buildPusher(ctx, cfg, svc, guard, reg); err != nil {
+		return nil, err
 	}
-	answerKey, err := svc.NotificationKey(ctx)
-	if err != nil {
-		return err
+	if err := p.listen(cfg, srv); err != nil {
+		return nil, err
 	}
-	pusher := delivery.NewPusher(st, dispatcher, delivery.PushConfig{Workers: cfg.Push.Workers,
-		MaxAttempts: cfg.Push.MaxAttempts, BackoffBase: cfg.Push.BackoffBase.Duration, BackoffMax: cfg.Push.BackoffMax.Duration,
-		AnswerKey: answerKey},
-		delivery.Options{Logger: log, Registry: reg})
+	log.Info("herald listening", "addr", p.ln.Addr().String(), "https", cfg.TLS.Enabled(), "base_url", cfg.BaseURL,
+		"db", cfg.DatabaseName(), "version", a.version())
+	warnPlainHTTP(log, cfg, p.ln.Addr())
+	return p, nil
+}
+
+// listen binds the configured address and sets up the HTTP server and
+// its front door (plain HTTP, or Herald's own TLS).
+func (p *serveParts) listen(cfg config.Config, srv *server.Server) error {
 	proxies, err := forwarded.Parse(cfg.TrustedProxies)
 	if err != nil {
 		return err
@@ -136,40 +175,44 @@ func (a *app) serve(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.Listen, err)
 	}
-	front, err := openFrontDoor(cfg, log)
+	front, err := openFrontDoor(cfg, p.log)
 	if err != nil {
 		ln.Close()
 		return err
 	}
-	httpSrv := &http.Server{
+	p.ln, p.front = ln, front
+	p.httpSrv = &http.Server{
 		Handler:           proxies.Handler(srv.Handler()),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      60 * time.Second,
 		IdleTimeout:       120 * time.Second,
 	}
-	httpSrv.RegisterOnShutdown(srv.CloseStreams)
-	log.Info("herald listening", "addr", ln.Addr().String(), "https", cfg.TLS.Enabled(), "base_url", cfg.BaseURL,
-		"db", cfg.DatabaseName(), "version", version)
-	warnPlainHTTP(log, cfg, ln.Addr())
-	a.logSetup(ctx, log, cfg, st)
+	p.httpSrv.RegisterOnShutdown(srv.CloseStreams)
+	return nil
+}
 
+// run serves HTTP and runs the workers until ctx ends, the HTTP server
+// fails or a worker stops, then shuts down in order: HTTP first (the
+// requests in flight are finished), then the workers, waited for.
+func (p *serveParts) run(ctx context.Context) error {
+	log := p.log
 	workers, stopWorkers := context.WithCancel(context.Background())
 	defer stopWorkers()
 	g, gctx := errgroup.WithContext(workers)
-	g.Go(func() error { return jobs.Run(gctx) })
-	g.Go(func() error { return queue.Run(gctx) })
-	g.Go(func() error { return pusher.Run(gctx) })
+	g.Go(func() error { return p.jobs.Run(gctx) })
+	g.Go(func() error { return p.queue.Run(gctx) })
+	g.Go(func() error { return p.pusher.Run(gctx) })
 
 	workerFailed := false
 	serveErr := make(chan error, 1)
-	go func() { serveErr <- front.serve(gctx, httpSrv, ln) }()
+	go func() { serveErr <- p.front.serve(gctx, p.httpSrv, p.ln) }()
 
 	select {
 	case <-ctx.Done():
 		log.Info("shutting down")
 	case err := <-serveErr:
-		front.shutdown(context.Background())
+		p.front.shutdown(context.Background())
 		stopWorkers()
 		_ = g.Wait()
 		return fmt.Errorf("http server: %w", err)
@@ -179,10 +222,10 @@ func (a *app) serve(ctx context.Context) error {
 	}
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	if err := httpSrv.Shutdown(shutdownCtx); err != nil {
+	if err := p.httpSrv.Shutdown(shutdownCtx); err != nil {
 		log.Error("http shutdown", "err", err)
 	}
-	front.shutdown(shutdownCtx)
+	p.front.shutdown(shutdownCtx)
 	if err := <-serveErr; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		log.Error("http server", "err", err)
 	}
@@ -197,45 +240,4 @@ func (a *app) serve(ctx context.Context) error {
 		return fmt.Errorf("a background worker failed: %v", werr)
 	}
 	return nil
-}
-
-// pushDispatcher sets up each configured push provider. One that is not
-// configured is skipped with one log line: its devices get no pushes. APNs
-// and FCM go to hosts the operator configured; a Web Push endpoint is any
-// URL a user registered, so it goes through guard like a callback.
-func (a *app) pushDispatcher(ctx context.Context, cfg config.Config, svc *service.Service, guard netguard.Policy, log *slog.Logger) (*push.Dispatcher, error) {
-	client := &http.Client{Timeout: 30 * time.Second}
-	var apns *push.APNs
-	if c := cfg.Push.APNs; c.KeyFile != "" {
-		var err error
-		if apns, err = push.NewAPNs(push.APNsConfig{KeyFile: c.KeyFile, KeyID: c.KeyID, TeamID: c.TeamID, Topic: c.Topic,
-			Production: c.Production, Host: c.Host}, nil); err != nil {
-			return nil, err
-		}
-	} else {
-		log.Info("push: APNs not configured ([push.apns] key_file); iOS devices get no pushes")
-	}
-	var fcm *push.FCM
-	if c := cfg.Push.FCM; c.CredentialsFile != "" {
-		var err error
-		if fcm, err = push.NewFCM(push.FCMConfig{CredentialsFile: c.CredentialsFile, ProjectID: c.ProjectID, Endpoint: c.Endpoint}, client); err != nil {
-			return nil, err
-		}
-	} else {
-		log.Info("push: FCM not configured ([push.fcm] credentials_file); Android devices get no pushes")
-	}
-	pub, priv, err := svc.VAPIDKeys(ctx)
-	if err != nil {
-		return nil, err
-	}
-	subject := cfg.Push.WebPush.Subject
-	if subject == "" {
-		// VAPID wants a mailto: or https: contact; an https base_url will do.
-		subject = "mailto:herald@localhost"
-		if strings.HasPrefix(cfg.BaseURL, "https://") {
-			subject = cfg.BaseURL
-		}
-		log.Info("push: [push.webpush] subject not set; set it to a mailto: address push services can reach", "using", subject)
-	}
-	return push.NewDispatcher(apns, fcm, push.NewWebPush(subject, pub, priv, guard.Client(30*time.Second))), nil
 }

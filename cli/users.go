@@ -1,7 +1,8 @@
-package main
+package cli
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -14,25 +15,16 @@ import (
 	"github.com/heraldhq/herald/store"
 )
 
-func validPlan(plan string) error {
-	if plan != config.PlanFree && plan != config.PlanPro {
-		return fmt.Errorf("plan must be free or pro, got %q", plan)
-	}
-	return nil
-}
-
-// readPassword reads a password from the first line of standard input. The
-// rules a password must meet are the service's, as over HTTP.
+// readPassword reads a password from the first line of standard input. An
+// empty first line is a password like any other: the service refuses it
+// with the words the API uses. Only a missing line is the command's own
+// error.
 func (a *app) readPassword() (string, error) {
 	line, err := bufio.NewReader(a.stdin).ReadString('\n')
-	password := strings.TrimRight(line, "\r\n")
-	if password == "" {
-		if err != nil {
-			return "", fmt.Errorf("no password on standard input (give it on the first line): %v", err)
-		}
-		return "", errors.New("no password on standard input: the first line is empty")
+	if line == "" && err != nil {
+		return "", fmt.Errorf("no password on standard input (give it on the first line): %v", err)
 	}
-	return password, nil
+	return strings.TrimRight(line, "\r\n"), nil
 }
 
 // ruleError is how the command line shows a refusal of the rules: the
@@ -74,40 +66,10 @@ default_plan.`,
   herald user add friend@example.com --plan free`,
 		Args: needArgs("EMAIL"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
-			cfg, err := a.loadConfig()
-			if err != nil {
-				return err
-			}
 			if plan == "" {
 				plan = addUserPlan
 			}
-			in := service.NewUser{Email: args[0], Name: name, Plan: plan, Admin: admin, NoPassword: !passwordStdin}
-			if passwordStdin {
-				if in.Password, err = a.readPassword(); err != nil {
-					return err
-				}
-			}
-			st, err := openStore(ctx, cfg)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			u, err := service.New(st, service.OptionsFrom(cfg)).CreateUser(ctx, in)
-			if err != nil {
-				return ruleError(err)
-			}
-			fmt.Fprintf(a.stdout, "created user %s (%s, plan %s)\n", u.ID, u.Email, planSummary(cfg, u.Plan))
-			switch {
-			case u.IsAdmin && !admin:
-				fmt.Fprintf(a.stdout, "%s is an administrator: the first user of this server is one (the web UI shows it the Users and Server pages)\n", u.Email)
-			case u.IsAdmin:
-				fmt.Fprintf(a.stdout, "%s is an administrator\n", u.Email)
-			}
-			if !passwordStdin {
-				fmt.Fprintf(a.stderr, "warning: %s has no password and cannot sign in with one; set it with: herald user passwd %s (reads it from standard input)\n", u.Email, u.Email)
-			}
-			return nil
+			return a.userAdd(cmd.Context(), service.NewUser{Email: args[0], Name: name, Plan: plan, Admin: admin, NoPassword: !passwordStdin})
 		},
 	}
 	add.Flags().StringVar(&name, "name", "", "display name")
@@ -115,6 +77,37 @@ default_plan.`,
 	add.Flags().BoolVar(&passwordStdin, "password-stdin", false, "read a password for local sign-in (8 to 256 characters) from standard input")
 	add.Flags().StringVar(&plan, "plan", "", "plan: free or pro (default pro; sign-ups through a provider get default_plan)")
 	return add
+}
+
+// userAdd creates the user in, reading its password from standard input
+// unless in.NoPassword, and says what it made.
+func (a *app) userAdd(ctx context.Context, in service.NewUser) error {
+	if !in.NoPassword {
+		var err error
+		if in.Password, err = a.readPassword(); err != nil {
+			return err
+		}
+	}
+	ac, err := a.openAccounts(ctx)
+	if err != nil {
+		return err
+	}
+	defer ac.close()
+	u, err := ac.svc.CreateUser(ctx, in)
+	if err != nil {
+		return ruleError(err)
+	}
+	fmt.Fprintf(a.stdout, "created user %s (%s, plan %s)\n", u.ID, u.Email, planSummary(ac.cfg, u.Plan))
+	switch {
+	case u.IsAdmin && !in.Admin:
+		fmt.Fprintf(a.stdout, "%s is an administrator: the first user of this server is one (the web UI shows it the Users and Server pages)\n", u.Email)
+	case u.IsAdmin:
+		fmt.Fprintf(a.stdout, "%s is an administrator\n", u.Email)
+	}
+	if in.NoPassword {
+		fmt.Fprintf(a.stderr, "warning: %s has no password and cannot sign in with one; set it with: herald user passwd %s (reads it from standard input)\n", u.Email, u.Email)
+	}
+	return nil
 }
 
 func (a *app) userPasswdCmd() *cobra.Command {
@@ -125,12 +118,12 @@ func (a *app) userPasswdCmd() *cobra.Command {
   herald user passwd me@example.com < password.txt`,
 		Args: needArgs("EMAIL"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.withUser(cmd, args[0], func(st *store.Store, u *store.User) error {
+			return a.withUser(cmd, args[0], func(ac *accounts, u *store.User) error {
 				password, err := a.readPassword()
 				if err != nil {
 					return err
 				}
-				if err := service.New(st, service.Options{}).ResetPassword(cmd.Context(), u.ID, password); err != nil {
+				if err := ac.svc.ResetPassword(cmd.Context(), u.ID, password); err != nil {
 					return ruleError(err)
 				}
 				fmt.Fprintf(a.stdout, "password of %s set; their sessions are ended (API keys stay)\n", u.Email)
@@ -146,12 +139,12 @@ func (a *app) userListCmd() *cobra.Command {
 		Short: "List users",
 		Args:  needArgs(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			_, st, err := a.openStore(cmd.Context())
+			ac, err := a.openAccounts(cmd.Context())
 			if err != nil {
 				return err
 			}
-			defer st.Close()
-			users, err := st.ListUsers(cmd.Context())
+			defer ac.close()
+			users, err := ac.st.ListUsers(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -171,12 +164,9 @@ func (a *app) userSetPlanCmd() *cobra.Command {
 		Short: "Change a user's plan (takes effect on their next request)",
 		Args:  needArgs("EMAIL", "PLAN"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := validPlan(args[1]); err != nil {
-				return err
-			}
-			return a.withUser(cmd, args[0], func(st *store.Store, u *store.User) error {
-				if err := st.SetUserPlan(cmd.Context(), u.ID, args[1]); err != nil {
-					return err
+			return a.withUser(cmd, args[0], func(ac *accounts, u *store.User) error {
+				if err := ac.svc.SetPlan(cmd.Context(), u.ID, args[1]); err != nil {
+					return ruleError(err)
 				}
 				fmt.Fprintf(a.stdout, "user %s is now on plan %s\n", u.Email, args[1])
 				return nil
@@ -198,8 +188,8 @@ still reach the admin pages.`,
   herald user set-admin former@example.com --off`,
 		Args: needArgs("EMAIL"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.withUser(cmd, args[0], func(st *store.Store, u *store.User) error {
-				err := service.New(st, service.Options{}).SetAdmin(cmd.Context(), nil, u.ID, !off)
+			return a.withUser(cmd, args[0], func(ac *accounts, u *store.User) error {
+				err := ac.svc.SetAdmin(cmd.Context(), nil, u.ID, !off)
 				var se *service.Error
 				if errors.As(err, &se) {
 					return fmt.Errorf("%s: %s (herald user set-admin OTHER_EMAIL)", u.Email, se.Message)
@@ -225,9 +215,9 @@ func (a *app) userDeleteCmd() *cobra.Command {
 		Short: "Delete a user and everything they own",
 		Args:  needArgs("EMAIL"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.withUser(cmd, args[0], func(st *store.Store, u *store.User) error {
-				if err := st.DeleteUser(cmd.Context(), u.ID); err != nil {
-					return err
+			return a.withUser(cmd, args[0], func(ac *accounts, u *store.User) error {
+				if err := ac.svc.DeleteUser(cmd.Context(), nil, u.ID); err != nil {
+					return ruleError(err)
 				}
 				fmt.Fprintf(a.stdout, "deleted user %s (%s)\n", u.Email, u.ID)
 				return nil
@@ -236,19 +226,39 @@ func (a *app) userDeleteCmd() *cobra.Command {
 	}
 }
 
-// withUser opens the store, finds the user by email and runs fn.
-func (a *app) withUser(cmd *cobra.Command, email string, fn func(*store.Store, *store.User) error) error {
-	_, st, err := a.openStore(cmd.Context())
+// accounts is what the user and key commands work with: the configured
+// database, read directly, and the rules over it, through which every
+// change goes, as the API's do.
+type accounts struct {
+	cfg config.Config
+	st  *store.Store
+	svc *service.Service
+}
+
+// openAccounts loads the configuration and opens its database.
+func (a *app) openAccounts(ctx context.Context) (*accounts, error) {
+	cfg, st, err := a.openStore(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &accounts{cfg: cfg, st: st, svc: service.New(st, service.OptionsFrom(cfg))}, nil
+}
+
+func (ac *accounts) close() { ac.st.Close() }
+
+// withUser opens the accounts, finds the user by email and runs fn.
+func (a *app) withUser(cmd *cobra.Command, email string, fn func(*accounts, *store.User) error) error {
+	ac, err := a.openAccounts(cmd.Context())
 	if err != nil {
 		return err
 	}
-	defer st.Close()
-	u, err := st.UserByEmail(cmd.Context(), email)
+	defer ac.close()
+	u, err := ac.st.UserByEmail(cmd.Context(), email)
 	if errors.Is(err, store.ErrNotFound) {
 		return fmt.Errorf("no user with email %s", email)
 	}
 	if err != nil {
 		return err
 	}
-	return fn(st, u)
+	return fn(ac, u)
 }

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -7,11 +7,13 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/heraldhq/herald/internal/testkit"
 )
 
 // serveInProcess runs herald serve in this process on a free port over
 // env's data directory, until the test ends, and returns its base URL.
-func serveInProcess(t *testing.T, env cliEnv) (base string, logs *syncBuffer) {
+func serveInProcess(t *testing.T, env cliEnv) (base string, logs *testkit.SyncBuffer) {
 	t.Helper()
 	base, logs, stop := startInProcess(t, env)
 	t.Cleanup(stop)
@@ -20,12 +22,12 @@ func serveInProcess(t *testing.T, env cliEnv) (base string, logs *syncBuffer) {
 
 // startInProcess is serveInProcess that also returns a function that stops
 // the server and waits until it has.
-func startInProcess(t *testing.T, env cliEnv) (base string, logs *syncBuffer, stop func()) {
+func startInProcess(t *testing.T, env cliEnv) (base string, logs *testkit.SyncBuffer, stop func()) {
 	t.Helper()
-	addr := freeAddr(t)
+	addr := testkit.FreeAddr(t)
 	base = "http://" + addr
 	env["HERALD_LISTEN"] = addr
-	logs = &syncBuffer{}
+	logs = &testkit.SyncBuffer{}
 	a := &app{stdin: strings.NewReader(""), stdout: io.Discard, stderr: logs, getenv: env.get}
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)
@@ -40,7 +42,7 @@ func startInProcess(t *testing.T, env cliEnv) (base string, logs *syncBuffer, st
 			}
 		})
 	}
-	waitHealthy(t, base, exited, 30*time.Second, logs)
+	testkit.WaitHealthy(t, base, exited, 30*time.Second, logs)
 	return base, logs, stop
 }
 

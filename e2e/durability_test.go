@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/heraldhq/herald/internal/testkit"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -37,7 +38,7 @@ func testDurabilityAfterSIGKILL(t *testing.T, db procDB) {
 		ID           string `json:"id"`
 		WebhookToken string `json:"webhook_token"`
 	}
-	if status, err := callJSON(http.MethodPost, srv.base+"/v1/channels", map[string]string{"name": "Durability"}, &ch, key); err != nil || status != http.StatusCreated {
+	if status, err := testkit.CallJSON(http.MethodPost, srv.base+"/v1/channels", map[string]string{"name": "Durability"}, &ch, key); err != nil || status != http.StatusCreated {
 		t.Fatalf("create channel: status %d, %v; want 201", status, err)
 	}
 
@@ -166,7 +167,7 @@ func durListIDs(t *testing.T, base, key, channelID string) map[string]bool {
 			Total int `json:"total"`
 		}
 		u := fmt.Sprintf("%s/v1/messages?channel_id=%s&limit=200&offset=%d", base, channelID, offset)
-		if status, err := callJSON(http.MethodGet, u, nil, &page, key); err != nil || status != http.StatusOK {
+		if status, err := testkit.CallJSON(http.MethodGet, u, nil, &page, key); err != nil || status != http.StatusOK {
 			t.Fatalf("GET /v1/messages: status %d, %v; want 200", status, err)
 		}
 		for _, m := range page.Messages {

@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"bufio"
@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/heraldhq/herald/internal/testkit"
 )
 
 // listenProc is one run of herald listen with its output collected.
@@ -18,13 +20,13 @@ type listenProc struct {
 	cmd    *exec.Cmd
 	mu     sync.Mutex
 	lines  []string // stdout, line by line
-	stderr *syncBuffer
+	stderr *testkit.SyncBuffer
 	exited chan struct{}
 }
 
 func startListen(t *testing.T, env []string, args ...string) *listenProc {
 	t.Helper()
-	l := &listenProc{stderr: &syncBuffer{}, exited: make(chan struct{})}
+	l := &listenProc{stderr: &testkit.SyncBuffer{}, exited: make(chan struct{})}
 	l.cmd = exec.Command(heraldBin(t), append([]string{"listen"}, args...)...)
 	l.cmd.Dir = t.TempDir()
 	l.cmd.Env = env
@@ -87,7 +89,7 @@ func (l *listenProc) connected(t *testing.T, n int) {
 // so a client that follows the old process finds the new one.
 func restartHerald(t *testing.T, old *heraldProc) *heraldProc {
 	t.Helper()
-	p := &heraldProc{base: old.base, env: old.env, log: &syncBuffer{}, exited: make(chan struct{})}
+	p := &heraldProc{base: old.base, env: old.env, log: &testkit.SyncBuffer{}, exited: make(chan struct{})}
 	p.cmd = exec.Command(heraldBin(t), "serve")
 	p.cmd.Dir = t.TempDir()
 	p.cmd.Env = p.env
@@ -103,7 +105,7 @@ func restartHerald(t *testing.T, old *heraldProc) *heraldProc {
 			t.Logf("restarted herald serve logged:\n%s", p.log)
 		}
 	})
-	waitHealthy(t, p.base, p.exited, 60*time.Second, p.log)
+	testkit.WaitHealthy(t, p.base, p.exited, 60*time.Second, p.log)
 	return p
 }
 

@@ -1,11 +1,8 @@
-package main
+package e2e
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,6 +19,11 @@ import (
 // This file holds what the tests need to run the real herald binary: one
 // build per test binary run, herald serve as a subprocess (heraldProc),
 // herald CLI runs (runHerald) and JSON requests.
+
+// root is the repository's top directory: the herald command's package,
+// and the files these tests hold to what the binary does (the README,
+// docs/, the release files).
+const root = ".."
 
 // The herald binary, built once by the first test that asks for it.
 var (
@@ -44,7 +46,7 @@ func TestMain(m *testing.M) {
 	stop := testkit.CheckCalls(contract)
 	code := m.Run()
 	stop()
-	testkit.AnnounceSkips("github.com/heraldhq/herald")
+	testkit.AnnounceSkips("github.com/heraldhq/herald/e2e")
 	if heraldBinDir != "" {
 		os.RemoveAll(heraldBinDir)
 	}
@@ -67,6 +69,7 @@ func heraldBin(t *testing.T) string {
 		}
 		heraldBinPath = filepath.Join(heraldBinDir, "herald")
 		cmd := exec.Command(gobin, "build", "-o", heraldBinPath, ".")
+		cmd.Dir = root
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			heraldBuildErr = fmt.Errorf("go build: %v\n%s", err, out)
@@ -86,7 +89,7 @@ type heraldProc struct {
 	base    string   // http://127.0.0.1:port
 	env     []string // the process's whole environment
 	cmd     *exec.Cmd
-	log     *syncBuffer // stdout and stderr, for failure messages
+	log     *testkit.SyncBuffer // stdout and stderr, for failure messages
 	exited  chan struct{}
 	waitErr error // what cmd.Wait returned; set before exited is closed
 }
@@ -97,15 +100,22 @@ type heraldProc struct {
 // process is killed at cleanup if it is still running.
 func startHerald(t *testing.T, healthyWithin time.Duration, dataDir string, extraEnv ...string) *heraldProc {
 	t.Helper()
+	addr := testkit.FreeAddr(t)
+	return startHeraldAt(t, healthyWithin, addr, dataDir, append([]string{"HERALD_BASE_URL=http://" + addr}, extraEnv...)...)
+}
+
+// startHeraldAt is startHerald listening on addr. extraEnv comes last, so
+// that it may set HERALD_BASE_URL (a proxy's address in front of addr).
+func startHeraldAt(t *testing.T, healthyWithin time.Duration, addr, dataDir string, extraEnv ...string) *heraldProc {
+	t.Helper()
 	bin := heraldBin(t)
-	addr := freeAddr(t)
-	p := &heraldProc{base: "http://" + addr, log: &syncBuffer{}, exited: make(chan struct{})}
+	p := &heraldProc{base: "http://" + addr, log: &testkit.SyncBuffer{}, exited: make(chan struct{})}
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "HERALD_") {
 			p.env = append(p.env, kv)
 		}
 	}
-	p.env = append(append(append(p.env, "HERALD_DATA_DIR="+dataDir), extraEnv...), "HERALD_LISTEN="+addr, "HERALD_BASE_URL="+p.base)
+	p.env = append(append(p.env, "HERALD_DATA_DIR="+dataDir, "HERALD_LISTEN="+addr), extraEnv...)
 	p.cmd = exec.Command(bin, "serve")
 	p.cmd.Dir = t.TempDir() // no ./herald.toml can be picked up
 	p.cmd.Env = p.env
@@ -121,7 +131,7 @@ func startHerald(t *testing.T, healthyWithin time.Duration, dataDir string, extr
 			t.Logf("herald serve at %s logged:\n%s", p.base, p.log)
 		}
 	})
-	waitHealthy(t, p.base, p.exited, healthyWithin, p.log)
+	testkit.WaitHealthy(t, p.base, p.exited, healthyWithin, p.log)
 	return p
 }
 
@@ -154,7 +164,7 @@ func (p *heraldProc) stop(t *testing.T, within time.Duration) (code int, err err
 // call makes a JSON request to the server; safe from any goroutine.
 func (p *heraldProc) call(method, path string, body any, token string) (int, map[string]any, error) {
 	var out map[string]any
-	code, err := callJSON(method, p.base+path, body, &out, token)
+	code, err := testkit.CallJSON(method, p.base+path, body, &out, token)
 	return code, out, err
 }
 
@@ -183,76 +193,4 @@ func runHerald(t *testing.T, env []string, stdin string, args ...string) string 
 		t.Fatalf("herald %s: %v\nstdout: %s\nstderr: %s", strings.Join(args, " "), err, stdout.String(), stderr.String())
 	}
 	return stdout.String()
-}
-
-// jsonClient makes the tests' JSON requests.
-var jsonClient = &http.Client{Timeout: 10 * time.Second}
-
-// callJSON sends body, when not nil, as JSON, with token, when not empty, as
-// the bearer token, and decodes the JSON answer into out. It returns the
-// status; an answer that is not JSON is an error.
-func callJSON(method, url string, body, out any, token string) (int, error) {
-	r, err := testkit.Call(jsonClient, method, url, body, token)
-	if err != nil {
-		return r.Status, err
-	}
-	if err := json.Unmarshal(r.Raw, out); err != nil {
-		return r.Status, fmt.Errorf("%s %s: %d, not JSON: %q", method, url, r.Status, r.Raw)
-	}
-	return r.Status, nil
-}
-
-// waitHealthy polls base/healthz until it answers 200. It fails the test if
-// exited is closed first or within passes; logs goes in the failure
-// message.
-func waitHealthy(t *testing.T, base string, exited <-chan struct{}, within time.Duration, logs fmt.Stringer) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for {
-		res, err := http.Get(base + "/healthz")
-		if err == nil {
-			res.Body.Close()
-			if res.StatusCode == http.StatusOK {
-				return
-			}
-		}
-		select {
-		case <-exited:
-			t.Fatalf("the server exited before it became healthy:\n%s", logs)
-		case <-time.After(20 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s/healthz did not answer 200 within %s (last error %v):\n%s", base, within, err, logs)
-		}
-	}
-}
-
-// freeAddr returns a loopback address that was free a moment ago.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
-// syncBuffer is a bytes.Buffer safe for a server's goroutines (or os/exec's
-// copying goroutine) and the test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"fmt"
@@ -43,7 +43,7 @@ func proxyBin(t *testing.T, pkg string, paths ...string) string {
 // drift from what the tests run.
 func docsConfig(t *testing.T, lang string, replace ...[2]string) string {
 	t.Helper()
-	doc, err := os.ReadFile("docs/https.md")
+	doc, err := os.ReadFile(filepath.Join(root, "docs/https.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +70,7 @@ type startProxy func(t *testing.T, certFile, keyFile, upstream string) (httpsAdd
 // kills it and, if the test failed, logs what it printed and logFile.
 func runProxy(t *testing.T, cmd *exec.Cmd, addr, logFile string) {
 	t.Helper()
-	out := &syncBuffer{}
+	out := &testkit.SyncBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -111,7 +111,7 @@ func startNginx(t *testing.T, certFile, keyFile, upstream string) (httpsAddr, ht
 	t.Helper()
 	bin := proxyBin(t, "nginx", "nginx", "/usr/sbin/nginx")
 	dir := t.TempDir()
-	httpsAddr, httpAddr = freeAddr(t), freeAddr(t)
+	httpsAddr, httpAddr = testkit.FreeAddr(t), testkit.FreeAddr(t)
 	site := docsConfig(t, "nginx",
 		[2]string{"listen 80;", "listen " + httpAddr + ";"},
 		[2]string{"listen 443 ssl http2;", "listen " + httpsAddr + " ssl http2;"},
@@ -153,7 +153,7 @@ func startCaddy(t *testing.T, certFile, keyFile, upstream string) (httpsAddr, ht
 	t.Helper()
 	bin := proxyBin(t, "caddy", "caddy")
 	dir := t.TempDir()
-	httpsAddr, httpAddr = freeAddr(t), freeAddr(t)
+	httpsAddr, httpAddr = testkit.FreeAddr(t), testkit.FreeAddr(t)
 	site := docsConfig(t, "caddyfile",
 		[2]string{"herald.example.com {", "herald.example.com {\n\tbind 127.0.0.1\n\ttls " + certFile + " " + keyFile},
 		[2]string{"127.0.0.1:8080", upstream})

@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"bufio"
@@ -64,15 +64,13 @@ func testBehindProxy(t *testing.T, start startProxy) {
 	tlstest.ReplaceFile(t, keyFile, keyPEM)
 	roots := tlstest.Pool(t, certPEM)
 
-	heraldAddr := freeAddr(t)
-	env := newCLIEnv(t)
-	env["HERALD_LISTEN"], env["HERALD_TRUSTED_PROXIES"] = heraldAddr, "127.0.0.1"
+	heraldAddr := testkit.FreeAddr(t)
 	httpsAddr, httpAddr := start(t, certFile, keyFile, heraldAddr)
 	base := "https://" + proxyName + ":" + fmt.Sprint(tlstest.Port(t, httpsAddr))
-	env["HERALD_BASE_URL"] = base
-	logs := serveHerald(t, env, func() error { _, err := getOK(http.DefaultClient, "http://"+heraldAddr+"/healthz"); return err })
+	p := startHeraldAt(t, time.Minute, heraldAddr, t.TempDir(), "HERALD_TRUSTED_PROXIES=127.0.0.1", "HERALD_BASE_URL="+base)
+	logs := p.log
 	const email, password = "proxied@example.com", "the-right-password"
-	mustCLI(t, env, password+"\n", "user", "add", email, "--name", "Proxied", "--password-stdin")
+	runHerald(t, p.env, password+"\n", "user", "add", email, "--name", "Proxied", "--password-stdin")
 	// A 503 (every password check slot busy, as under the race detector
 	// with other tests running) costs no budget: try again.
 	signIn := func(c *http.Client, url, pw string, headers ...string) (int, map[string]any) {

@@ -1,8 +1,8 @@
-package main
+package e2e
 
 import (
 	"context"
-	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,13 +10,15 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/heraldhq/herald/internal/testkit"
 )
 
 // quickStartBlock returns the second sh block of the README's "Quick start
 // with curl" section: the commands a newcomer types in a second terminal.
 func quickStartBlock(t *testing.T) string {
 	t.Helper()
-	readme, err := os.ReadFile("README.md")
+	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +57,7 @@ func TestQuickStartREADME(t *testing.T) {
 		t.Fatalf("the quick start no longer names http://127.0.0.1:8080 and go run; update this test:\n%s", script)
 	}
 	bin := heraldBin(t)
-	addr := freeAddr(t)
+	addr := testkit.FreeAddr(t)
 	base := "http://" + addr
 	script = strings.ReplaceAll(script, "http://127.0.0.1:8080", base)
 	script = strings.ReplaceAll(script, "go run . ", bin+" ")
@@ -68,7 +70,7 @@ func TestQuickStartREADME(t *testing.T) {
 	}
 	env = append(env, "HERALD_DATA_DIR="+filepath.Join(t.TempDir(), "data"))
 	dir := t.TempDir()
-	logs := &syncBuffer{}
+	logs := &testkit.SyncBuffer{}
 	srv := exec.Command(bin, "serve", "--listen", addr)
 	srv.Dir, srv.Env, srv.Stdout, srv.Stderr = dir, env, logs, logs
 	if err := srv.Start(); err != nil {
@@ -77,7 +79,7 @@ func TestQuickStartREADME(t *testing.T) {
 	exited := make(chan struct{})
 	go func() { _ = srv.Wait(); close(exited) }()
 	t.Cleanup(func() { _ = srv.Process.Kill(); <-exited })
-	waitHealthy(t, base, exited, 30*time.Second, logs)
+	testkit.WaitHealthy(t, base, exited, 30*time.Second, logs)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -94,16 +96,17 @@ func TestQuickStartREADME(t *testing.T) {
 		}
 	}
 	// The account it made reaches the admin pages.
-	status, sess := cliHTTP(t, "POST", base+"/v1/auth/local", map[string]string{"email": "me@example.com", "password": "correct horse battery"}, "")
-	if status != 200 {
-		t.Fatalf("signing in as the quick start's user: %d %v", status, sess)
+	c := &http.Client{Timeout: 10 * time.Second}
+	sess := testkit.Do(t, c, "POST", base+"/v1/auth/local", map[string]string{"email": "me@example.com", "password": "correct horse battery"}, "")
+	if sess.Status != 200 {
+		t.Fatalf("signing in as the quick start's user: %d %v", sess.Status, sess.Body)
 	}
-	token, _ := sess["access_token"].(string)
-	if status, me := cliHTTP(t, "GET", base+"/v1/auth/me", nil, token); status != 200 || me["is_admin"] != true {
-		t.Errorf("the quick start's user: %d %v, want is_admin true", status, me)
+	token := sess.Str("access_token")
+	if me := testkit.Do(t, c, "GET", base+"/v1/auth/me", nil, token); me.Status != 200 || me.Body["is_admin"] != true {
+		t.Errorf("the quick start's user: %d %v, want is_admin true", me.Status, me.Body)
 	}
-	if status, users := cliHTTP(t, "GET", base+"/v1/admin/users", nil, token); status != 200 {
-		t.Errorf("GET /v1/admin/users as the quick start's user: %d %v, want 200", status, users)
+	if users := testkit.Do(t, c, "GET", base+"/v1/admin/users", nil, token); users.Status != 200 {
+		t.Errorf("GET /v1/admin/users as the quick start's user: %d %v, want 200", users.Status, users.Body)
 	}
 	log := logs.String()
 	for _, want := range []string{"base_url=" + base, "no users yet", "herald user add EMAIL --password-stdin", "the first user is the administrator", "plans"} {
@@ -113,31 +116,5 @@ func TestQuickStartREADME(t *testing.T) {
 	}
 	if strings.Contains(log, "names this machine only") {
 		t.Errorf("the server warned about base_url although it listens on loopback:\n%s", log)
-	}
-}
-
-// TestServeWarnsUnreachableBaseURL: listening on every interface without a
-// base_url gives webhook URLs that work only on the server itself; serve
-// says so at start.
-func TestServeWarnsUnreachableBaseURL(t *testing.T) {
-	t.Parallel()
-	port := strings.TrimPrefix(freeAddr(t), "127.0.0.1:")
-	env := newCLIEnv(t)
-	env["HERALD_LISTEN"] = "0.0.0.0:" + port
-	logs := &syncBuffer{}
-	a := &app{stdin: strings.NewReader(""), stdout: io.Discard, stderr: logs, getenv: env.get}
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	exited := make(chan struct{})
-	go func() { served <- a.serve(ctx); close(exited) }()
-	waitHealthy(t, "http://127.0.0.1:"+port, exited, 30*time.Second, logs)
-	cancel()
-	if err := <-served; err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range []string{"names this machine only", "base_url=http://127.0.0.1:" + port, "listen=0.0.0.0:" + port, "HERALD_BASE_URL"} {
-		if !strings.Contains(logs.String(), want) {
-			t.Errorf("the log lacks %q:\n%s", want, logs)
-		}
 	}
 }

@@ -1,7 +1,8 @@
-package main
+package e2e
 
 import (
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -61,7 +62,7 @@ var releaseTargets = []string{"linux/amd64", "linux/arm64", "linux/arm/v7"}
 
 func readYAML(t *testing.T, path string, v any) {
 	t.Helper()
-	raw, err := os.ReadFile(path)
+	raw, err := os.ReadFile(filepath.Join(root, path))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +114,7 @@ func TestReleaseConfig(t *testing.T) {
 	}
 
 	// .ci/run's release builds, and the flags they use.
-	run, err := os.ReadFile(".ci/run")
+	run, err := os.ReadFile(filepath.Join(root, ".ci/run"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +130,7 @@ func TestReleaseConfig(t *testing.T) {
 	}
 
 	// The Dockerfile's multi-arch build, as its own comment gives it.
-	docker, err := os.ReadFile("Dockerfile")
+	docker, err := os.ReadFile(filepath.Join(root, "Dockerfile"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,7 +185,7 @@ func TestReleaseConfig(t *testing.T) {
 	}
 
 	// The README says how to get both.
-	readme, err := os.ReadFile("README.md")
+	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"fmt"
@@ -6,7 +6,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 )
 
 // The load TestReplicasKillUnderLoad puts on the replicas.
@@ -90,16 +89,4 @@ func (ld *replicaLoad) responded() int {
 func (ld *replicaLoad) stop() {
 	ld.halt.Store(true)
 	ld.wg.Wait()
-}
-
-// waitFor polls cond until it holds; it fails the test after within.
-func waitFor(t *testing.T, what string, within time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("no %s within %s", what, within)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }

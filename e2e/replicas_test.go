@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/heraldhq/herald/internal/testkit"
 )
 
 // The replica tests run two herald serve on one PostgreSQL database, each
@@ -36,13 +38,13 @@ func TestReplicasKillUnderLoad(t *testing.T) {
 	ld.start(t, 6)
 	// A few seconds of load on both, then on the survivor alone.
 	began := time.Now()
-	waitFor(t, "2 s of load and 30 acknowledged responses", 60*time.Second, func() bool {
+	testkit.WaitFor(t, "2 s of load and 30 acknowledged responses", 60*time.Second, func() bool {
 		return time.Since(began) >= 2*time.Second && ld.responded() >= 30
 	})
 	ld.killed.Store(true) // first: failures through the victim are expected from here on
 	victim.kill(t)
 	before, killedAt, calledBack := ld.responded(), time.Now(), rc.total()
-	waitFor(t, "2 s more and 20 more acknowledged responses after the kill", 60*time.Second, func() bool {
+	testkit.WaitFor(t, "2 s more and 20 more acknowledged responses after the kill", 60*time.Second, func() bool {
 		return time.Since(killedAt) >= 2*time.Second && ld.responded() >= before+20
 	})
 	ld.stop()
@@ -66,7 +68,7 @@ func TestReplicasKillUnderLoad(t *testing.T) {
 	// Every callback arrives; the victim's claims come back after their
 	// lease. Once the queue is empty nothing more will arrive: count.
 	rc.waitAll(t, ld.answered, 60*time.Second+db.leaseWait())
-	waitFor(t, "an empty callback queue", 60*time.Second+db.leaseWait(), func() bool {
+	testkit.WaitFor(t, "an empty callback queue", 60*time.Second+db.leaseWait(), func() bool {
 		n, err := st.PendingDeliveries(ctx)
 		return err == nil && n == 0
 	})
