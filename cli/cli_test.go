@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -32,8 +32,6 @@ func TestMain(m *testing.M) {
 	testkit.AnnounceSkips("github.com/heraldhq/herald/cli")
 	os.Exit(code)
 }
-
-var cliKeyRe = regexp.MustCompile(`^pk_live_[0-9A-Za-z]{32}$`)
 
 // cliEnv is the environment a CLI run sees: only what the test sets.
 type cliEnv map[string]string
@@ -79,129 +77,56 @@ func openCLIStore(t *testing.T, env cliEnv) *store.Store {
 	return st
 }
 
-func TestCLIUsers(t *testing.T) {
-	t.Parallel()
-	env := newCLIEnv(t)
-	ctx := context.Background()
+// serveInProcess runs herald serve in this process on a free port over
+// env's data directory, until the test ends, and returns its base URL.
+func serveInProcess(t *testing.T, env cliEnv) (base string, logs *testkit.SyncBuffer) {
+	t.Helper()
+	base, logs, stop := startInProcess(t, env)
+	t.Cleanup(stop)
+	return base, logs
+}
 
-	out := mustCLI(t, env, "s3cret pass\n", "user", "add", "a@example.com", "--name", "A", "--password-stdin", "--plan", "pro")
-	if !strings.Contains(out, "a@example.com") || !strings.Contains(out, "pro") || !strings.Contains(out, "usr_") {
-		t.Errorf("user add printed %q", out)
-	}
-	mustCLI(t, env, "", "user", "add", "b@example.com", "--admin")
-
-	list := mustCLI(t, env, "", "user", "list")
-	lines := strings.Split(strings.TrimSpace(list), "\n")
-	if len(lines) != 3 {
-		t.Fatalf("user list has %d lines, want header + 2:\n%s", len(lines), list)
-	}
-	if f := strings.Fields(lines[1]); len(f) < 5 || f[1] != "a@example.com" || f[2] != "A" || f[3] != "pro" || f[4] != "true" {
-		t.Errorf("user list line for a (the first user: an administrator) = %q", lines[1])
-	}
-	if f := strings.Fields(lines[2]); len(f) < 4 || f[1] != "b@example.com" || f[2] != "pro" || f[3] != "true" {
-		t.Errorf("user list line for b (the CLI's plan, pro; admin) = %q", lines[2])
-	}
-
-	for _, c := range []struct {
-		name, stdin string
-		args        []string
-		inErr       string
-	}{
-		{"duplicate email", "", []string{"user", "add", "A@example.com"}, "exists"},
-		{"bad plan", "", []string{"user", "add", "c@example.com", "--plan", "gold"}, "plan"},
-		{"not an email", "", []string{"user", "add", "nobody"}, "email"},
-		{"no password on stdin", "", []string{"user", "add", "d@example.com", "--password-stdin"}, "password"},
-		{"set-plan bad plan", "", []string{"user", "set-plan", "a@example.com", "gold"}, "plan"},
-		{"set-plan unknown user", "", []string{"user", "set-plan", "x@example.com", "free"}, "x@example.com"},
-		{"delete unknown user", "", []string{"user", "delete", "x@example.com"}, "x@example.com"},
-		{"missing argument", "", []string{"user", "add"}, "arg"},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			out, _, err := runCLI(t, env, c.stdin, c.args...)
-			if err == nil {
-				t.Fatalf("herald %s succeeded: %q", strings.Join(c.args, " "), out)
-			}
-			if !strings.Contains(err.Error(), c.inErr) {
-				t.Errorf("error %q does not mention %q", err, c.inErr)
+// startInProcess is serveInProcess that also returns a function that stops
+// the server and waits until it has.
+func startInProcess(t *testing.T, env cliEnv) (base string, logs *testkit.SyncBuffer, stop func()) {
+	t.Helper()
+	addr := testkit.FreeAddr(t)
+	base = "http://" + addr
+	env["HERALD_LISTEN"] = addr
+	logs = &testkit.SyncBuffer{}
+	a := &app{stdin: strings.NewReader(""), stdout: io.Discard, stderr: logs, getenv: env.get}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	exited := make(chan struct{})
+	go func() { served <- a.serve(ctx); close(exited) }()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			if err := <-served; err != nil {
+				t.Errorf("serve: %v", err)
 			}
 		})
 	}
-
-	st := openCLIStore(t, env)
-	all, err := st.ListUsers(ctx)
-	if err != nil || len(all) != 2 {
-		t.Fatalf("after the failed commands: %d users, %v; want 2", len(all), err)
-	}
-	a, err := st.UserByEmail(ctx, "a@example.com")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if a.Name != "A" || a.Plan != "pro" || !a.IsAdmin || a.PasswordHash == "" || strings.Contains(a.PasswordHash, "s3cret") {
-		t.Errorf("stored user a = %+v", a)
-	}
-
-	mustCLI(t, env, "", "user", "set-plan", "a@example.com", "free")
-	if a, err := st.UserByEmail(ctx, "a@example.com"); err != nil || a.Plan != "free" {
-		t.Errorf("after set-plan: %+v, %v", a, err)
-	}
-
-	mustCLI(t, env, "", "user", "delete", "b@example.com")
-	if _, err := st.UserByEmail(ctx, "b@example.com"); !errors.Is(err, store.ErrNotFound) {
-		t.Errorf("after delete: %v, want ErrNotFound", err)
-	}
-	if list := mustCLI(t, env, "", "user", "list"); strings.Contains(list, "b@example.com") || !strings.Contains(list, "a@example.com") {
-		t.Errorf("user list after delete:\n%s", list)
-	}
+	testkit.WaitHealthy(t, base, exited, 30*time.Second, logs)
+	return base, logs, stop
 }
 
-func TestCLIKeyBackupVersion(t *testing.T) {
-	t.Parallel()
-	env := newCLIEnv(t)
-	ctx := context.Background()
-	mustCLI(t, env, "", "user", "add", "a@example.com")
-
-	out := mustCLI(t, env, "", "key", "create", "a@example.com", "--name", "ci")
-	key := strings.TrimSpace(out)
-	if !cliKeyRe.MatchString(key) || len(key) != 40 {
-		t.Fatalf("key create printed %q, want one 40-character pk_live_ key", out)
+// cliOwner makes the first user of env's server (an administrator) and a
+// channel, and returns a session token and the channel's webhook URL.
+func cliOwner(t *testing.T, env cliEnv, base string) (token, webhook string) {
+	t.Helper()
+	mustCLI(t, env, "correct horse battery\n", "user", "add", "owner@example.com", "--password-stdin")
+	status, sess := cliHTTP(t, "POST", base+"/v1/auth/local", map[string]string{"email": "owner@example.com", "password": "correct horse battery"}, "")
+	if status != 200 {
+		t.Fatalf("sign-in: %d %v", status, sess)
 	}
-	st := openCLIStore(t, env)
-	k, u, err := st.APIKeyByHash(ctx, store.HashToken(key))
-	if err != nil {
-		t.Fatalf("APIKeyByHash: %v", err)
+	token = sess["access_token"].(string)
+	status, ch := cliHTTP(t, "POST", base+"/v1/channels", map[string]string{"name": "ops"}, token)
+	if status != 201 {
+		t.Fatalf("create channel: %d %v", status, ch)
 	}
-	if u.Email != "a@example.com" || k.Name != "ci" || k.Prefix != key[:12] {
-		t.Errorf("stored key %+v of %s", k, u.Email)
-	}
-	for _, args := range [][]string{
-		{"key", "create", "a@example.com"},                 // no --name
-		{"key", "create", "a@example.com", "--name", "  "}, // blank --name
-		{"key", "create", "x@example.com", "--name", "ci"}, // unknown user
-	} {
-		if out, _, err := runCLI(t, env, "", args...); err == nil {
-			t.Errorf("herald %s succeeded: %q", strings.Join(args, " "), out)
-		}
-	}
-
-	dst := filepath.Join(t.TempDir(), "copy.db")
-	out = mustCLI(t, env, "", "backup", dst)
-	if !strings.Contains(out, dst) {
-		t.Errorf("backup printed %q", out)
-	}
-	if n := cliCountUsers(t, dst); n != 1 {
-		t.Errorf("backup holds %d users, want 1", n)
-	}
-	// A second backup to the same file replaces it.
-	mustCLI(t, env, "", "user", "add", "b@example.com")
-	mustCLI(t, env, "", "backup", dst)
-	if n := cliCountUsers(t, dst); n != 2 {
-		t.Errorf("second backup holds %d users, want 2", n)
-	}
-
-	out = mustCLI(t, env, "", "version")
-	if !strings.HasPrefix(out, "herald ") || !strings.Contains(out, "go1.") {
-		t.Errorf("version printed %q", out)
-	}
+	return token, ch["webhook_url"].(string)
 }
 
 // cliCountUsers opens a database file on its own and counts its users.

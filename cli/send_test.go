@@ -9,23 +9,6 @@ import (
 	"time"
 )
 
-// cliOwner makes the first user of env's server (an administrator) and a
-// channel, and returns a session token and the channel's webhook URL.
-func cliOwner(t *testing.T, env cliEnv, base string) (token, webhook string) {
-	t.Helper()
-	mustCLI(t, env, "correct horse battery\n", "user", "add", "owner@example.com", "--password-stdin")
-	status, sess := cliHTTP(t, "POST", base+"/v1/auth/local", map[string]string{"email": "owner@example.com", "password": "correct horse battery"}, "")
-	if status != 200 {
-		t.Fatalf("sign-in: %d %v", status, sess)
-	}
-	token = sess["access_token"].(string)
-	status, ch := cliHTTP(t, "POST", base+"/v1/channels", map[string]string{"name": "ops"}, token)
-	if status != 201 {
-		t.Fatalf("create channel: %d %v", status, ch)
-	}
-	return token, ch["webhook_url"].(string)
-}
-
 // TestCLISendWaitUnanswerable: herald send --wait on a message nothing can
 // answer (no button, no form, no approval rule) stops at its first poll
 // with exit 2 and a message saying why and what to do, instead of waiting

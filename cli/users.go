@@ -15,16 +15,19 @@ import (
 	"github.com/heraldhq/herald/store"
 )
 
-// readPassword reads a password from the first line of standard input. An
-// empty first line is a password like any other: the service refuses it
-// with the words the API uses. Only a missing line is the command's own
-// error.
+// readPassword reads a password from the first line of standard input. The
+// rules a password must meet are the service's, as over HTTP; a missing or
+// empty first line is no password at all, and said so.
 func (a *app) readPassword() (string, error) {
 	line, err := bufio.NewReader(a.stdin).ReadString('\n')
-	if line == "" && err != nil {
-		return "", fmt.Errorf("no password on standard input (give it on the first line): %v", err)
+	password := strings.TrimRight(line, "\r\n")
+	if password == "" {
+		if err != nil {
+			return "", fmt.Errorf("no password on standard input (give it on the first line): %v", err)
+		}
+		return "", errors.New("no password on standard input: the first line is empty")
 	}
-	return strings.TrimRight(line, "\r\n"), nil
+	return password, nil
 }
 
 // ruleError is how the command line shows a refusal of the rules: the

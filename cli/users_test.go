@@ -2,48 +2,87 @@ package cli
 
 import (
 	"context"
-	"io"
+	"errors"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/heraldhq/herald/internal/testkit"
+	"github.com/heraldhq/herald/store"
 )
 
-// serveInProcess runs herald serve in this process on a free port over
-// env's data directory, until the test ends, and returns its base URL.
-func serveInProcess(t *testing.T, env cliEnv) (base string, logs *testkit.SyncBuffer) {
-	t.Helper()
-	base, logs, stop := startInProcess(t, env)
-	t.Cleanup(stop)
-	return base, logs
-}
+func TestCLIUsers(t *testing.T) {
+	t.Parallel()
+	env := newCLIEnv(t)
+	ctx := context.Background()
 
-// startInProcess is serveInProcess that also returns a function that stops
-// the server and waits until it has.
-func startInProcess(t *testing.T, env cliEnv) (base string, logs *testkit.SyncBuffer, stop func()) {
-	t.Helper()
-	addr := testkit.FreeAddr(t)
-	base = "http://" + addr
-	env["HERALD_LISTEN"] = addr
-	logs = &testkit.SyncBuffer{}
-	a := &app{stdin: strings.NewReader(""), stdout: io.Discard, stderr: logs, getenv: env.get}
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	exited := make(chan struct{})
-	go func() { served <- a.serve(ctx); close(exited) }()
-	var once sync.Once
-	stop = func() {
-		once.Do(func() {
-			cancel()
-			if err := <-served; err != nil {
-				t.Errorf("serve: %v", err)
+	out := mustCLI(t, env, "s3cret pass\n", "user", "add", "a@example.com", "--name", "A", "--password-stdin", "--plan", "pro")
+	if !strings.Contains(out, "a@example.com") || !strings.Contains(out, "pro") || !strings.Contains(out, "usr_") {
+		t.Errorf("user add printed %q", out)
+	}
+	mustCLI(t, env, "", "user", "add", "b@example.com", "--admin")
+
+	list := mustCLI(t, env, "", "user", "list")
+	lines := strings.Split(strings.TrimSpace(list), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("user list has %d lines, want header + 2:\n%s", len(lines), list)
+	}
+	if f := strings.Fields(lines[1]); len(f) < 5 || f[1] != "a@example.com" || f[2] != "A" || f[3] != "pro" || f[4] != "true" {
+		t.Errorf("user list line for a (the first user: an administrator) = %q", lines[1])
+	}
+	if f := strings.Fields(lines[2]); len(f) < 4 || f[1] != "b@example.com" || f[2] != "pro" || f[3] != "true" {
+		t.Errorf("user list line for b (the CLI's plan, pro; admin) = %q", lines[2])
+	}
+
+	for _, c := range []struct {
+		name, stdin string
+		args        []string
+		inErr       string
+	}{
+		{"duplicate email", "", []string{"user", "add", "A@example.com"}, "exists"},
+		{"bad plan", "", []string{"user", "add", "c@example.com", "--plan", "gold"}, "plan"},
+		{"not an email", "", []string{"user", "add", "nobody"}, "email"},
+		{"no password on stdin", "", []string{"user", "add", "d@example.com", "--password-stdin"}, "password"},
+		{"set-plan bad plan", "", []string{"user", "set-plan", "a@example.com", "gold"}, "plan"},
+		{"set-plan unknown user", "", []string{"user", "set-plan", "x@example.com", "free"}, "x@example.com"},
+		{"delete unknown user", "", []string{"user", "delete", "x@example.com"}, "x@example.com"},
+		{"missing argument", "", []string{"user", "add"}, "arg"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			out, _, err := runCLI(t, env, c.stdin, c.args...)
+			if err == nil {
+				t.Fatalf("herald %s succeeded: %q", strings.Join(c.args, " "), out)
+			}
+			if !strings.Contains(err.Error(), c.inErr) {
+				t.Errorf("error %q does not mention %q", err, c.inErr)
 			}
 		})
 	}
-	testkit.WaitHealthy(t, base, exited, 30*time.Second, logs)
-	return base, logs, stop
+
+	st := openCLIStore(t, env)
+	all, err := st.ListUsers(ctx)
+	if err != nil || len(all) != 2 {
+		t.Fatalf("after the failed commands: %d users, %v; want 2", len(all), err)
+	}
+	a, err := st.UserByEmail(ctx, "a@example.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Name != "A" || a.Plan != "pro" || !a.IsAdmin || a.PasswordHash == "" || strings.Contains(a.PasswordHash, "s3cret") {
+		t.Errorf("stored user a = %+v", a)
+	}
+
+	mustCLI(t, env, "", "user", "set-plan", "a@example.com", "free")
+	if a, err := st.UserByEmail(ctx, "a@example.com"); err != nil || a.Plan != "free" {
+		t.Errorf("after set-plan: %+v, %v", a, err)
+	}
+
+	mustCLI(t, env, "", "user", "delete", "b@example.com")
+	if _, err := st.UserByEmail(ctx, "b@example.com"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("after delete: %v, want ErrNotFound", err)
+	}
+	if list := mustCLI(t, env, "", "user", "list"); strings.Contains(list, "b@example.com") || !strings.Contains(list, "a@example.com") {
+		t.Errorf("user list after delete:\n%s", list)
+	}
 }
 
 // TestCLIFirstUserIsAdmin: the first user of an empty server is an
@@ -111,15 +150,17 @@ func TestCLISetAdmin(t *testing.T) {
 	}
 }
 
-// TestCLIAndAPIRefuseTheSame: herald user add and passwd take passwords and
-// emails by the rules POST /v1/admin/users and its password reset apply,
-// and refuse with the same words; the refusals change nothing.
+// TestCLIAndAPIRefuseTheSame: herald user add, passwd and set-plan take
+// passwords, emails and plans by the rules POST /v1/admin/users, its
+// password reset and its plan change apply, and refuse every bad account
+// of the table the service's and the API's tests share with the same
+// words; the refusals change nothing.
 func TestCLIAndAPIRefuseTheSame(t *testing.T) {
 	t.Parallel()
 	env := newCLIEnv(t)
 	base, _ := serveInProcess(t, env)
-	mustCLI(t, env, "correct horse battery\n", "user", "add", "admin@example.com", "--password-stdin")
-	status, sess := cliHTTP(t, "POST", base+"/v1/auth/local", map[string]string{"email": "admin@example.com", "password": "correct horse battery"}, "")
+	mustCLI(t, env, testkit.GoodPassword+"\n", "user", "add", "admin@example.com", "--password-stdin", "--plan", "free")
+	status, sess := cliHTTP(t, "POST", base+"/v1/auth/local", map[string]string{"email": "admin@example.com", "password": testkit.GoodPassword}, "")
 	if status != 200 {
 		t.Fatalf("sign-in: %d %v", status, sess)
 	}
@@ -131,34 +172,45 @@ func TestCLIAndAPIRefuseTheSame(t *testing.T) {
 	}
 	userID := me["id"].(string)
 
-	for _, c := range []struct{ name, email, password string }{
-		{"one character", "short@example.com", "x"},
-		{"seven characters", "short@example.com", "1234567"},
-		{"too long", "long@example.com", strings.Repeat("p", 257)},
-		{"not an email", "nobody", "correct horse battery"},
-		{"nothing before the @", "@example.com", "correct horse battery"},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			_, _, cliErr := runCLI(t, env, c.password+"\n", "user", "add", c.email, "--password-stdin")
-			status, api := cliHTTP(t, "POST", base+"/v1/admin/users", map[string]string{"email": c.email, "password": c.password}, token)
-			if cliErr == nil || status != 400 || api["error"] != "invalid_payload" {
-				t.Fatalf("CLI: %v; API: %d %v; want both refused", cliErr, status, api)
+	// same fails t unless the command and the request were both refused,
+	// with the table's words.
+	same := func(t *testing.T, what string, cliErr error, status int, api map[string]any, want string) {
+		t.Helper()
+		if cliErr == nil || status != 400 || api["error"] != "invalid_payload" {
+			t.Fatalf("%s: CLI %v; API %d %v; want both refused", what, cliErr, status, api)
+		}
+		if cliErr.Error() != want || api["message"] != want {
+			t.Errorf("%s: CLI says %q, API says %q; want both to say %q", what, cliErr, api["message"], want)
+		}
+	}
+	for _, b := range testkit.BadAccounts {
+		t.Run(b.Name, func(t *testing.T) {
+			args := []string{"user", "add", b.Email, "--password-stdin"}
+			body := map[string]string{"email": b.Email, "password": b.Password}
+			if b.Plan != "" {
+				args = append(args, "--plan", b.Plan)
+				body["plan"] = b.Plan
 			}
-			if cliErr.Error() != api["message"] {
-				t.Errorf("CLI says %q, API says %q: want the same words", cliErr, api["message"])
+			_, _, cliErr := runCLI(t, env, b.Password+"\n", args...)
+			status, api := cliHTTP(t, "POST", base+"/v1/admin/users", body, token)
+			same(t, "add", cliErr, status, api, b.Message)
+			switch b.Field() {
+			case "password":
+				_, _, cliErr := runCLI(t, env, b.Password+"\n", "user", "passwd", "admin@example.com")
+				status, api := cliHTTP(t, "POST", base+"/v1/admin/users/"+userID+"/password", map[string]string{"password": b.Password}, token)
+				same(t, "passwd", cliErr, status, api, b.Message)
+			case "plan":
+				_, _, cliErr := runCLI(t, env, "", "user", "set-plan", "admin@example.com", b.Plan)
+				status, api := cliHTTP(t, "PATCH", base+"/v1/admin/users/"+userID, map[string]string{"plan": b.Plan}, token)
+				same(t, "set-plan", cliErr, status, api, b.Message)
 			}
 		})
 	}
-	_, _, cliErr := runCLI(t, env, "x\n", "user", "passwd", "admin@example.com")
-	status, api := cliHTTP(t, "POST", base+"/v1/admin/users/"+userID+"/password", map[string]string{"password": "x"}, token)
-	if cliErr == nil || status != 400 || cliErr.Error() != api["message"] || cliErr.Error() != "password must be 8 to 256 characters" {
-		t.Errorf("passwd x: CLI %v, API %d %v; want both to refuse with the same words", cliErr, status, api)
+	if list := mustCLI(t, env, "", "user", "list"); strings.Count(list, "@") != 1 || !strings.Contains(list, " free ") {
+		t.Errorf("users after the refusals (want the administrator alone, on plan free):\n%s", list)
 	}
-	if list := mustCLI(t, env, "", "user", "list"); strings.Count(list, "@") != 1 {
-		t.Errorf("users after the refusals:\n%s", list)
-	}
-	// The password stayed: the session and the password still work.
-	if status, _ := cliHTTP(t, "POST", base+"/v1/auth/local", map[string]string{"email": "admin@example.com", "password": "correct horse battery"}, ""); status != 200 {
+	// The password stayed: it still signs in.
+	if status, _ := cliHTTP(t, "POST", base+"/v1/auth/local", map[string]string{"email": "admin@example.com", "password": testkit.GoodPassword}, ""); status != 200 {
 		t.Errorf("sign-in after the refused passwd: %d", status)
 	}
 }
