@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
-	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -13,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/heraldhq/herald/docs"
 	"github.com/heraldhq/herald/internal/testkit"
 	"github.com/heraldhq/herald/store"
 )
@@ -21,16 +19,7 @@ import (
 // TestMain checks every request the tests send through testkit against the
 // OpenAPI description, and announces the tests skipped for want of a tool.
 func TestMain(m *testing.M) {
-	contract, err := testkit.LoadContract(docs.OpenAPI)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	stop := testkit.CheckCalls(contract)
-	code := m.Run()
-	stop()
-	testkit.AnnounceSkips("github.com/heraldhq/herald/cli")
-	os.Exit(code)
+	os.Exit(testkit.RunChecked(m, "github.com/heraldhq/herald/cli"))
 }
 
 // cliEnv is the environment a CLI run sees: only what the test sets.

@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/heraldhq/herald/docs"
 	"github.com/heraldhq/herald/internal/testkit"
 )
 
@@ -38,15 +37,7 @@ var (
 // real binary or through a reverse proxy in front of it, against the
 // OpenAPI description, and announces the tests skipped for want of a tool.
 func TestMain(m *testing.M) {
-	contract, err := testkit.LoadContract(docs.OpenAPI)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	stop := testkit.CheckCalls(contract)
-	code := m.Run()
-	stop()
-	testkit.AnnounceSkips("github.com/heraldhq/herald/e2e")
+	code := testkit.RunChecked(m, "github.com/heraldhq/herald/e2e")
 	if heraldBinDir != "" {
 		os.RemoveAll(heraldBinDir)
 	}

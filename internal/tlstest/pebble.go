@@ -10,7 +10,6 @@
 package tlstest
 
 import (
-	"bytes"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
@@ -141,7 +140,7 @@ func Start(t testing.TB, o Options) *Pebble {
 		"PEBBLE_WFE_NONCEREJECT=0", // no made-up bad nonces: each run the same
 		"PEBBLE_AUTHZREUSE=0",      // every order validated again, renewals too
 	)
-	logs := &syncBuffer{}
+	logs := &testkit.SyncBuffer{}
 	cmd.Stdout, cmd.Stderr = logs, logs
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start pebble: %v", err)
@@ -227,21 +226,4 @@ func Port(t testing.TB, addr string) int {
 		t.Fatal(err)
 	}
 	return n
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
