@@ -89,23 +89,8 @@ func (l *listenProc) connected(t *testing.T, n int) {
 // so a client that follows the old process finds the new one.
 func restartHerald(t *testing.T, old *heraldProc) *heraldProc {
 	t.Helper()
-	p := &heraldProc{base: old.base, env: old.env, log: &testkit.SyncBuffer{}, exited: make(chan struct{})}
-	p.cmd = exec.Command(heraldBin(t), "serve")
-	p.cmd.Dir = t.TempDir()
-	p.cmd.Env = p.env
-	p.cmd.Stdout, p.cmd.Stderr = p.log, p.log
-	if err := p.cmd.Start(); err != nil {
-		t.Fatalf("restart herald: %v", err)
-	}
-	go func() { p.waitErr = p.cmd.Wait(); close(p.exited) }()
-	t.Cleanup(func() {
-		_ = p.cmd.Process.Kill()
-		<-p.exited
-		if t.Failed() {
-			t.Logf("restarted herald serve logged:\n%s", p.log)
-		}
-	})
-	testkit.WaitHealthy(t, p.base, p.exited, 60*time.Second, p.log)
+	p := &heraldProc{base: old.base, env: old.env}
+	p.start(t, 60*time.Second)
 	return p
 }
 

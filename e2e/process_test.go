@@ -99,15 +99,24 @@ func startHerald(t *testing.T, healthyWithin time.Duration, dataDir string, extr
 // that it may set HERALD_BASE_URL (a proxy's address in front of addr).
 func startHeraldAt(t *testing.T, healthyWithin time.Duration, addr, dataDir string, extraEnv ...string) *heraldProc {
 	t.Helper()
-	bin := heraldBin(t)
-	p := &heraldProc{base: "http://" + addr, log: &testkit.SyncBuffer{}, exited: make(chan struct{})}
+	p := &heraldProc{base: "http://" + addr}
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "HERALD_") {
 			p.env = append(p.env, kv)
 		}
 	}
 	p.env = append(append(p.env, "HERALD_DATA_DIR="+dataDir, "HERALD_LISTEN="+addr), extraEnv...)
-	p.cmd = exec.Command(bin, "serve")
+	p.start(t, healthyWithin)
+	return p
+}
+
+// start runs herald serve with p.env and waits up to healthyWithin for
+// p.base/healthz to answer 200. The process is killed at cleanup if it is
+// still running.
+func (p *heraldProc) start(t *testing.T, healthyWithin time.Duration) {
+	t.Helper()
+	p.log, p.exited = &testkit.SyncBuffer{}, make(chan struct{})
+	p.cmd = exec.Command(heraldBin(t), "serve")
 	p.cmd.Dir = t.TempDir() // no ./herald.toml can be picked up
 	p.cmd.Env = p.env
 	p.cmd.Stdout, p.cmd.Stderr = p.log, p.log
@@ -123,7 +132,6 @@ func startHeraldAt(t *testing.T, healthyWithin time.Duration, addr, dataDir stri
 		}
 	})
 	testkit.WaitHealthy(t, p.base, p.exited, healthyWithin, p.log)
-	return p
 }
 
 // kill is a crash: SIGKILL, no shutdown code runs. It waits for the process

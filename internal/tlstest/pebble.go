@@ -111,7 +111,7 @@ func Start(t testing.TB, o Options) *Pebble {
 		testkit.Skip(t, fmt.Sprintf("pebble (Let's Encrypt's test ACME server) cannot be built, so ACME is not tested: %v", buildErr))
 	}
 	dns := startDNS(t)
-	listen, mgmt := FreeAddr(t), FreeAddr(t)
+	listen, mgmt := testkit.FreeAddr(t), testkit.FreeAddr(t)
 	certs := filepath.Join(moduleDir, "test", "certs")
 	profile := map[string]any{"description": "test"}
 	if o.Validity > 0 {
@@ -201,17 +201,6 @@ func (p *Pebble) Roots(t testing.TB) *x509.CertPool {
 		t.Fatalf("pebble /roots/0 is not PEM: %q", b)
 	}
 	return pool
-}
-
-// FreeAddr returns a loopback address that was free a moment ago.
-func FreeAddr(t testing.TB) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
 }
 
 // Port is the port of a host:port address.
