@@ -54,12 +54,13 @@ func (s *Store) prepare(ctx context.Context) error {
 // insertMessages stores several (pgrows.go).
 const insertMessageSQL = `INSERT INTO messages
 	(` + messageInsertCols + `)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
-const messageInsertCols = "id, channel_id, title, body, priority, actions, callback_url, muted, approval, state, created_at, approval_deadline"
+const messageInsertCols = "id, channel_id, title, body, priority, actions, callback_url, muted, approval, state, created_at, approval_deadline, extras, sequence_id, deliver_at, ephemeral, no_push"
 
 var insertMessages = newRowsInsert("messages", strings.Split(messageInsertCols, ", "),
-	map[string]string{"muted": "BIGINT", "created_at": "BIGINT", "approval_deadline": "BIGINT"})
+	map[string]string{"muted": "BIGINT", "created_at": "BIGINT", "approval_deadline": "BIGINT",
+		"deliver_at": "BIGINT", "ephemeral": "BIGINT", "no_push": "BIGINT"})
 
 // dueAt is when a queued job may next be claimed: its next attempt, or the
 // end of a lease on it, whichever is later.
