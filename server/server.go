@@ -130,6 +130,9 @@ func New(opts Options) *Server {
 	s.router.RedirectTrailingSlash = false
 	s.router.RedirectFixedPath = false
 	s.router.NotFound = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.serveCompat(w, r) {
+			return
+		}
 		if opts.UI != nil && !strings.HasPrefix(r.URL.Path, "/v1/") {
 			opts.UI.ServeHTTP(w, r)
 			return
