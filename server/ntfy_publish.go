@@ -11,7 +11,3 @@ func (s *Server) handleNtfyPublishJSON(w http.ResponseWriter, r *http.Request) {
 func (s *Server) handleNtfyPublish(w http.ResponseWriter, r *http.Request, topic, sequenceID string) {
 	s.writeError(w, r, errNotFound("ntfy publishing is not available"))
 }
-
-func (s *Server) handleNtfyClear(w http.ResponseWriter, r *http.Request, topic, sequenceID, how string) {
-	s.writeError(w, r, errNotFound("ntfy publishing is not available"))
-}
