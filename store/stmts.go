@@ -18,6 +18,7 @@ type stmts struct {
 	// On the reader pool.
 	channelByToken         *sql.Stmt
 	nextPush, nextDelivery *sql.Stmt
+	eventHorizon           *sql.Stmt
 	// The SQL of the writer's statements, for PostgreSQL (writeTx.ExecStmt).
 	texts map[*sql.Stmt]string
 }
@@ -37,6 +38,8 @@ func (s *Store) prepare(ctx context.Context) error {
 		// The workers ask after every commit that may concern them.
 		nextPush:     prep(s.read, `SELECT MIN(`+dueAt+`) FROM push_jobs`),
 		nextDelivery: prep(s.read, `SELECT MIN(`+dueAt+`) FROM deliveries WHERE state = 'pending'`),
+		// The live stream hub asks after every commit that wrote events.
+		eventHorizon: prep(s.read, eventHorizonSQL(s.pg)),
 	}
 	if !s.pg { // PostgreSQL's writer names each savepoint (pgRunner)
 		s.st.savepoint = prep(s.write, "SAVEPOINT w")
@@ -67,7 +70,7 @@ var insertMessages = newRowsInsert("messages", strings.Split(messageInsertCols, 
 const dueAt = `CASE WHEN lease_until > next_attempt_at THEN lease_until ELSE next_attempt_at END`
 
 func (s *Store) closeStmts() {
-	for _, st := range []*sql.Stmt{s.st.savepoint, s.st.release, s.st.rollbackTo, s.st.insertMessage, s.st.channelByToken, s.st.nextPush, s.st.nextDelivery} {
+	for _, st := range []*sql.Stmt{s.st.savepoint, s.st.release, s.st.rollbackTo, s.st.insertMessage, s.st.channelByToken, s.st.nextPush, s.st.nextDelivery, s.st.eventHorizon} {
 		if st != nil {
 			st.Close()
 		}
