@@ -209,7 +209,7 @@ func openSQLite(ctx context.Context, path string, opts Options) (*Store, error) 
 	write.SetConnMaxIdleTime(0)
 	write.SetConnMaxLifetime(0)
 
-	search, err := openSearch(ctx, SearchFile(path), opts.BusyTimeout)
+	search, err := openSearch(ctx, SearchFile(path), path, opts.BusyTimeout)
 	if err != nil {
 		write.Close()
 		return nil, err
