@@ -78,7 +78,7 @@ func openSearch(ctx context.Context, path, mainPath string, busy time.Duration) 
 	if err != nil {
 		return nil, fmt.Errorf("store: open search index: %w", err)
 	}
-	search := &db{DB: sql.OpenDB(attached{Connector: conn, path: mainPath, schema: "src"})}
+	search := &db{DB: sql.OpenDB(attached{Connector: conn, path: mainPath, schema: "src", cacheKiB: 256})}
 	search.SetMaxOpenConns(1)
 	search.SetMaxIdleConns(1)
 	search.SetConnMaxIdleTime(0)
@@ -97,6 +97,9 @@ type attached struct {
 	driver.Connector
 	path   string
 	schema string // a constant: it is written into the statement
+	// cacheKiB bounds the attached file's page cache on each connection
+	// (SQLite's default is 2 MiB a file a connection).
+	cacheKiB int
 }
 
 func (c attached) Connect(ctx context.Context) (driver.Conn, error) {
@@ -113,6 +116,12 @@ func (c attached) Connect(ctx context.Context) (driver.Conn, error) {
 		conn.Close()
 		return nil, fmt.Errorf("store: attach %s: %w", c.schema, err)
 	}
+	if c.cacheKiB > 0 {
+		if _, err := ex.ExecContext(ctx, fmt.Sprintf("PRAGMA %s.cache_size = -%d", c.schema, c.cacheKiB), nil); err != nil {
+			conn.Close()
+			return nil, fmt.Errorf("store: size the cache of %s: %w", c.schema, err)
+		}
+	}
 	return conn, nil
 }
 
@@ -123,7 +132,7 @@ func newSearchReaders(base, path string) (*sql.DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	return sql.OpenDB(attached{Connector: conn, path: path, schema: "search"}), nil
+	return sql.OpenDB(attached{Connector: conn, path: path, schema: "search", cacheKiB: 512}), nil
 }
 
 // searchMark is how far the index got (search_state).
