@@ -34,7 +34,9 @@ func (s *Server) serveCompat(w http.ResponseWriter, r *http.Request) bool {
 		return true
 	}
 	segs := strings.Split(strings.TrimPrefix(path, "/"), "/")
-	if len(segs) > 3 || !ntfyTopics(segs[0]) {
+	// Herald's own API is never a topic: an unknown /v1/... route answers
+	// in Herald's words.
+	if len(segs) > 3 || segs[0] == "v1" || !ntfyTopics(segs[0]) {
 		return false
 	}
 	write := r.Method == http.MethodPut || r.Method == http.MethodPost
