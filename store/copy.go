@@ -144,7 +144,7 @@ var notCopied = map[string]bool{"schema_migrations": true, "messages_fts": true,
 // them. Until the copy commits it holds every table's lock and the
 // writers' lock: a replica started meanwhile waits for it.
 func (s *Store) CopyFromSQLite(ctx context.Context, src *SQLiteSource) ([]TableCopy, error) {
-	if !s.pg {
+	if s.dialect.file() {
 		return nil, errors.New("store: copy from SQLite: the target must be a PostgreSQL database")
 	}
 	have, err := s.SchemaVersion(ctx)

@@ -40,12 +40,6 @@ const (
 // notifyChannel is the LISTEN/NOTIFY channel a committed write's topics go on.
 const notifyChannel = "herald_wake"
 
-// IsPostgresURL reports whether dsn names a PostgreSQL database rather than
-// a SQLite file.
-func IsPostgresURL(dsn string) bool {
-	return strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://")
-}
-
 // openPostgres opens the database at url (see Open).
 func openPostgres(ctx context.Context, url string, opts Options) (*Store, error) {
 	cfg, err := pgx.ParseConfig(url)
@@ -75,11 +69,11 @@ func openPostgres(ctx context.Context, url string, opts Options) (*Store, error)
 	// 160-230 ms of compiling for four rows.
 	cfg.RuntimeParams["jit"] = "off"
 
-	write := &db{DB: stdlib.OpenDB(*cfg), pg: true}
+	write := &db{DB: stdlib.OpenDB(*cfg), numbered: true}
 	write.SetMaxOpenConns(1)
 	write.SetMaxIdleConns(1)
 	write.SetConnMaxIdleTime(0)
-	read := &db{DB: stdlib.OpenDB(*cfg), pg: true}
+	read := &db{DB: stdlib.OpenDB(*cfg), numbered: true}
 	n := max(4, runtime.GOMAXPROCS(0)*2)
 	read.SetMaxOpenConns(n)
 	read.SetMaxIdleConns(n)
@@ -98,13 +92,12 @@ func openPostgres(ctx context.Context, url string, opts Options) (*Store, error)
 	// all takeLoop, which runs one statement at a time, uses.
 	lcfg := cfg.Copy()
 	lcfg.RuntimeParams["synchronous_commit"] = "off"
-	limits := &db{DB: stdlib.OpenDB(*lcfg), pg: true}
+	limits := &db{DB: stdlib.OpenDB(*lcfg), numbered: true}
 	limits.SetMaxOpenConns(1)
 	limits.SetMaxIdleConns(1)
 	limits.SetConnMaxIdleTime(5 * time.Minute)
 
-	s := newStore(write, read, opts)
-	s.pg = true
+	s := newStore(postgresDialect{}, write, read, opts)
 	s.listen = cfg
 	s.limits = limits
 	return s, nil

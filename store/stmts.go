@@ -38,11 +38,7 @@ func (s *Store) prepare(ctx context.Context) error {
 		nextPush:     prep(s.read, `SELECT MIN(`+dueAt+`) FROM push_jobs`),
 		nextDelivery: prep(s.read, `SELECT MIN(`+dueAt+`) FROM deliveries WHERE state = 'pending'`),
 	}
-	if !s.pg { // PostgreSQL's writer names each savepoint (pgRunner)
-		s.st.savepoint = prep(s.write, "SAVEPOINT w")
-		s.st.release = prep(s.write, "RELEASE w")
-		s.st.rollbackTo = prep(s.write, "ROLLBACK TO w")
-	}
+	s.dialect.prepare(s, prep)
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("store: prepare statements: %w", err)
 	}
