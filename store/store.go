@@ -32,9 +32,6 @@ func (e ErrPostgres) Error() string {
 	return "store: " + e.What + " works on a SQLite database only: " + e.Instead
 }
 
-// IsPostgres reports whether the store is on PostgreSQL.
-func (s *Store) IsPostgres() bool { return s.dialect.replicas() }
-
 // Options configure Open.
 type Options struct {
 	// Synchronous is "full" (a commit survives power loss) or "normal"
