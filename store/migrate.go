@@ -103,6 +103,16 @@ func (s *Store) apply(ctx context.Context, conn *sql.Conn, m migration) error {
 	return tx.Commit()
 }
 
+// LatestSchemaVersion is the schema version this binary's migrations
+// reach, the same on both databases.
+func LatestSchemaVersion() (int, error) {
+	list, err := loadMigrations(sqliteDialect{}.migrations())
+	if err != nil {
+		return 0, err
+	}
+	return list[len(list)-1].version, nil
+}
+
 // SchemaVersion returns the highest applied migration.
 func (s *Store) SchemaVersion(ctx context.Context) (int, error) {
 	var v int

@@ -103,6 +103,40 @@ func openPostgres(ctx context.Context, url string, opts Options) (*Store, error)
 	return s, nil
 }
 
+// ExclusivePostgresTx runs fn in one transaction on a PostgreSQL connection
+// of its own, which holds the lock of every replica's writer from its start
+// until it commits: no replica writes meanwhile. It commits if fn returns
+// nil. The transaction may stay open for as long as fn takes: the store's
+// bound on idle transactions does not apply to it. It is for loading a
+// whole database (herald migrate-data); on SQLite it fails.
+func (s *Store) ExclusivePostgresTx(ctx context.Context, fn func(t pgx.Tx) error) error {
+	if s.listen == nil {
+		return errors.New("store: an exclusive transaction needs a PostgreSQL database")
+	}
+	cfg := s.listen.Copy()
+	cfg.RuntimeParams["idle_in_transaction_session_timeout"] = "0"
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		return fmt.Errorf("store: exclusive transaction: connect: %w", err)
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	t, err := conn.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("store: exclusive transaction: begin: %w", err)
+	}
+	defer t.Rollback(context.WithoutCancel(ctx))
+	if _, err := t.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", int64(writerLockKey)); err != nil {
+		return fmt.Errorf("store: exclusive transaction: writer lock: %w", err)
+	}
+	if err := fn(t); err != nil {
+		return err
+	}
+	if err := t.Commit(ctx); err != nil {
+		return fmt.Errorf("store: exclusive transaction: commit: %w", err)
+	}
+	return nil
+}
+
 // listenLoop LISTENs for other replicas' commits on a connection of its
 // own and signals their topics here, until the store closes. After a lost
 // connection it signals every topic once it is back, since it may have
