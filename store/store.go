@@ -1,5 +1,8 @@
-// Package store owns Herald's SQLite database: the schema, its migrations and
-// every SQL statement. No other package writes SQL.
+// Package store owns Herald's database, SQLite (one file) or PostgreSQL
+// (shared by any number of replicas): the schema, its migrations and every
+// SQL statement. No other package writes SQL. The statements are shared;
+// what the two databases do differently is the store's dialect
+// (dialect.go).
 package store
 
 import (
