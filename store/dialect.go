@@ -26,8 +26,12 @@ type dialect interface {
 	lockMigrations(ctx context.Context, conn *sql.Conn) (unlock func(), err error)
 	// prepare prepares the writer's statements of the database's own.
 	prepare(s *Store, prep func(d *db, q string) *sql.Stmt)
-	// runner returns how the writer runs each write of a batch in tx, and
-	// what it runs before the batch commits (see sqliteRunner).
+	// runner returns the function that runs one write of a batch in tx,
+	// whose error undoes only its own changes and goes only to its own
+	// caller (*errp); a non-nil return is an error of the transaction
+	// itself, which fails the whole batch. flush runs what run kept for
+	// later (on PostgreSQL its rows, and the NOTIFY of what the batch
+	// marked: pgrows.go); the batch calls it before its commit.
 	runner(s *Store, tx *writeTx) (run func(req *writeReq, errp *error) error, flush func() error)
 	// start starts what runs beside the writer once the store is open,
 	// and returns once it is ready.

@@ -244,16 +244,11 @@ func report(reqs []*writeReq, errs []error, batchErr error) {
 	}
 }
 
-// A runner (dialect.runner) returns the function that runs one write in
-// tx: inside its own savepoint, so that its error undoes only its own
-// changes and goes only to its own caller (*errp). A non-nil return is an
-// error of the transaction itself, which fails the whole batch: also when
-// the write's error made SQLite roll the transaction back, so that no later
-// write runs outside it. flush runs what run kept for later (on PostgreSQL
-// its rows, and the NOTIFY of what the batch marked: pgrows.go); the batch
-// calls it before its commit.
-
-// sqliteRunner is SQLite's runner.
+// sqliteRunner is SQLite's runner (dialect.runner): each write runs in tx
+// inside its own savepoint, so that its error undoes only its own changes
+// and goes only to its own caller (*errp). When the write's error made
+// SQLite roll the transaction back, run fails the whole batch, so that no
+// later write runs outside it. flush has nothing to do.
 func (s *Store) sqliteRunner(tx *writeTx) (run func(req *writeReq, errp *error) error, flush func() error) {
 	ctx := context.Background()
 	savepoint, release, rollbackTo := tx.tx.Stmt(s.st.savepoint), tx.tx.Stmt(s.st.release), tx.tx.Stmt(s.st.rollbackTo)
