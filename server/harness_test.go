@@ -73,7 +73,7 @@ func newTestEnv(t *testing.T, configure ...func(*config.Config)) *testEnv {
 func (e *testEnv) rawDB(t testing.TB) *sql.DB {
 	t.Helper()
 	driver, dsn := "sqlite", "file:"+e.dsn+"?_pragma=busy_timeout(5000)"
-	if store.IsPostgresURL(e.dsn) {
+	if e.cfg.Database.URL != "" {
 		driver, dsn = "pgx", e.dsn
 	}
 	db, err := sql.Open(driver, dsn)
