@@ -106,8 +106,12 @@ func (a *app) serve(ctx context.Context) error {
 		return err
 	}
 	svc := service.New(st, so)
+	var shared server.SharedLimits // SQLite: one process, its limits in memory
+	if cfg.Database.URL != "" {
+		shared = st // PostgreSQL: every replica spends the same tokens
+	}
 	srv := server.New(server.Options{Config: cfg, Store: st, Service: svc, Logger: log, Version: version, UI: web.Handler(),
-		Registry: reg, Subscriptions: subs})
+		Registry: reg, Subscriptions: subs, SharedLimits: shared})
 	jobs := schedule.New(log)
 	svc.Schedule(jobs)
 	srv.Schedule(jobs)

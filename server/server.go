@@ -44,6 +44,10 @@ type Options struct {
 	// Subscriptions are the configured app stores (NewSubscriptions); nil:
 	// none, and their endpoints answer 404.
 	Subscriptions *service.Subscriptions
+	// SharedLimits, when set, keep the rate limits' buckets for every
+	// replica on the database (PostgreSQL: the Store); nil: each bucket is
+	// in this process's memory (SQLite, one process).
+	SharedLimits SharedLimits
 	// StreamBuffer is how many events each live stream may have waiting
 	// before it falls behind and catches up from the database; default
 	// hub.DefaultBuffer.
@@ -65,7 +69,8 @@ type Server struct {
 	handler   http.Handler
 	metrics   *metrics
 	registry  *prometheus.Registry
-	limits    *ratelimit.Limiter
+	limits    *ratelimit.Limiter // this process's buckets, also when shared ones fail
+	shared    SharedLimits
 	signins   *signinThrottle
 	keyUse    *keyUse
 	providers map[string]*auth.Provider
@@ -107,6 +112,7 @@ func New(opts Options) *Server {
 		registry:    opts.Registry,
 		metrics:     newMetrics(opts.Registry),
 		limits:      ratelimit.New(opts.Now),
+		shared:      opts.SharedLimits,
 		signins:     newSigninThrottle(opts.Now),
 		keyUse:      newKeyUse(),
 		streamsOpen: newStreamSlots(),
@@ -164,7 +170,10 @@ func (s *Server) Schedule(sch *schedule.Scheduler) {
 	sch.AtExit("api key use", 5*time.Second, flush)
 	sch.Every("rate limit buckets", 5*time.Second, func(ctx context.Context) {
 		s.limits.Sweep()
-		if _, err := s.st.SweepRateBuckets(ctx); err != nil && ctx.Err() == nil {
+		if s.shared == nil {
+			return
+		}
+		if _, err := s.shared.SweepRateBuckets(ctx); err != nil && ctx.Err() == nil {
 			s.log.Warn("sweep shared rate limits", "err", err)
 		}
 	})

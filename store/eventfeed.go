@@ -23,17 +23,6 @@ func (s *Store) EventHorizon(ctx context.Context) (int64, error) {
 	return n, nil
 }
 
-// eventHorizonSQL reads the largest event id handed out. It is prepared
-// once: the hub asks after every commit that wrote events, hundreds of
-// times a second under load, and parsing it each time cost more than
-// running it.
-func eventHorizonSQL(pg bool) string {
-	if pg {
-		return `SELECT COALESCE(MAX(id), 0) FROM events`
-	}
-	return `SELECT COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'events'), 0)`
-}
-
 // FollowEvents calls commit with the event horizon at once and after every
 // commit that wrote events, until ctx ends (nil) or a read fails. It is the
 // live stream hub's feed: the writer commits one transaction at a time, so

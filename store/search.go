@@ -208,9 +208,12 @@ func readSearchMark(t *tx) (searchMark, bool, error) {
 // The server calls it shortly after sends and deletes, so search lags a
 // commit by a moment, not the send path by a tokenizer.
 func (s *Store) IndexForSearch(ctx context.Context, n int) (int, error) {
-	if s.pg {
-		return s.indexForSearchPG(ctx, n)
-	}
+	return s.dialect.indexForSearch(ctx, s, n)
+}
+
+// indexForSearchSQLite is IndexForSearch on SQLite, whose index is a file
+// of its own.
+func (s *Store) indexForSearchSQLite(ctx context.Context, n int) (int, error) {
 	s.searchMu.Lock()
 	defer s.searchMu.Unlock()
 	if !s.searchChecked {
@@ -397,7 +400,7 @@ func (s *Store) indexBatchPG(ctx context.Context, n int) (int64, error) {
 	// herald_words (the PostgreSQL schema) splits as searchWordsPG does.
 	res, err := tx.ExecContext(ctx, `INSERT INTO messages_fts (rowid, words, readers, channel)
 		SELECT m.rowid, herald_words(m.title || ' ' || m.body),
-			ARRAY[c.user_id] || ARRAY(SELECT j.value FROM `+s.approvers("m")+` WHERE j.value IS NOT NULL),
+			ARRAY[c.user_id] || ARRAY(SELECT j.value FROM `+s.dialect.approvers("m")+` WHERE j.value IS NOT NULL),
 			m.channel_id
 		FROM messages m JOIN channels c ON c.id = m.channel_id
 		WHERE m.rowid > ? AND m.rowid <= ?

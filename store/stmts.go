@@ -39,13 +39,9 @@ func (s *Store) prepare(ctx context.Context) error {
 		nextPush:     prep(s.read, `SELECT MIN(`+dueAt+`) FROM push_jobs`),
 		nextDelivery: prep(s.read, `SELECT MIN(`+dueAt+`) FROM deliveries WHERE state = 'pending'`),
 		// The live stream hub asks after every commit that wrote events.
-		eventHorizon: prep(s.read, eventHorizonSQL(s.pg)),
+		eventHorizon: prep(s.read, s.dialect.eventHorizon()),
 	}
-	if !s.pg { // PostgreSQL's writer names each savepoint (pgRunner)
-		s.st.savepoint = prep(s.write, "SAVEPOINT w")
-		s.st.release = prep(s.write, "RELEASE w")
-		s.st.rollbackTo = prep(s.write, "ROLLBACK TO w")
-	}
+	s.dialect.prepare(s, prep)
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("store: prepare statements: %w", err)
 	}
