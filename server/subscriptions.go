@@ -10,10 +10,10 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
+	"github.com/heraldhq/herald/appstore"
 	"github.com/heraldhq/herald/config"
 	"github.com/heraldhq/herald/service"
 	"github.com/heraldhq/herald/store"
-	"github.com/heraldhq/herald/subscription"
 )
 
 // The app stores Herald takes subscriptions from.
@@ -135,7 +135,7 @@ func (s *Server) verifyApple(r *http.Request) (*store.Subscription, error) {
 
 // appleSubscription is what a verified transaction says; a refund or a
 // revocation ends it, as does a notification of one (notificationType).
-func appleSubscription(t *subscription.Transaction, notificationType string) *store.Subscription {
+func appleSubscription(t *appstore.Transaction, notificationType string) *store.Subscription {
 	status := store.SubscriptionActive
 	if t.RevocationDate != 0 || slices.Contains([]string{"EXPIRED", "REFUND", "REVOKE", "GRACE_PERIOD_EXPIRED"}, notificationType) {
 		status = store.SubscriptionExpired
@@ -161,7 +161,7 @@ func (s *Server) verifyGoogle(r *http.Request) (*store.Subscription, error) {
 	}
 	sub, err := s.playSubscription(r.Context(), *body.PurchaseToken, []string{*body.ProductID})
 	switch {
-	case errors.Is(err, subscription.ErrPurchaseNotFound):
+	case errors.Is(err, appstore.ErrPurchaseNotFound):
 		return nil, errInvalidPayload("Google Play does not know this purchase_token")
 	case errors.Is(err, errNotPro):
 		return nil, errInvalidPayload("this purchase_token is not for product %q", *body.ProductID)
@@ -173,7 +173,7 @@ func (s *Server) verifyGoogle(r *http.Request) (*store.Subscription, error) {
 // products. A purchase for none of them is errNotPro.
 func (s *Server) playSubscription(ctx context.Context, token string, products []string) (*store.Subscription, error) {
 	ps, err := s.subs.Play.Subscription(ctx, token)
-	if errors.Is(err, subscription.ErrPurchaseNotFound) {
+	if errors.Is(err, appstore.ErrPurchaseNotFound) {
 		return nil, err
 	}
 	if err != nil {
@@ -256,7 +256,7 @@ func (s *Server) googleNotification(r *http.Request) (bool, error) {
 		return false, jsonError(err)
 	}
 	n, err := s.subs.PubSub.Verify(r.Context(), r.Header.Get("Authorization"), body)
-	if errors.Is(err, subscription.ErrBadNotification) {
+	if errors.Is(err, appstore.ErrBadNotification) {
 		return false, errInvalidPayload("%v", err)
 	}
 	if err != nil {
@@ -267,7 +267,7 @@ func (s *Server) googleNotification(r *http.Request) (bool, error) {
 	}
 	return s.updateKnown(r.Context(), storeGoogle, n.PurchaseToken, func(old *store.Subscription) (*store.Subscription, error) {
 		sub, err := s.playSubscription(r.Context(), n.PurchaseToken, s.subs.GooglePro)
-		if errors.Is(err, subscription.ErrPurchaseNotFound) || errors.Is(err, errNotPro) {
+		if errors.Is(err, appstore.ErrPurchaseNotFound) || errors.Is(err, errNotPro) {
 			old.Status = store.SubscriptionExpired // nothing that pays for pro any more
 			return old, nil
 		}

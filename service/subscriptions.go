@@ -4,17 +4,17 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/heraldhq/herald/appstore"
 	"github.com/heraldhq/herald/config"
-	"github.com/heraldhq/herald/subscription"
 )
 
 // Subscriptions are the configured app stores; a nil field is a store that
 // is not configured, whose endpoints answer 404.
 type Subscriptions struct {
-	Apple     *subscription.Apple
+	Apple     *appstore.Apple
 	ApplePro  []string // product ids that pay for the pro plan
-	Play      *subscription.Play
-	PubSub    *subscription.PubSub // nil: the Google webhook is off
+	Play      *appstore.Play
+	PubSub    *appstore.PubSub // nil: the Google webhook is off
 	GooglePro []string
 }
 
@@ -24,20 +24,20 @@ type Subscriptions struct {
 func NewSubscriptions(cfg config.Subscriptions, client *http.Client, now func() time.Time) (*Subscriptions, error) {
 	subs := &Subscriptions{ApplePro: cfg.Apple.ProProductIDs, GooglePro: cfg.Google.ProProductIDs}
 	if cfg.Apple.BundleID != "" {
-		a, err := subscription.NewApple(cfg.Apple.BundleID, cfg.Apple.RootCAFile, now)
+		a, err := appstore.NewApple(cfg.Apple.BundleID, cfg.Apple.RootCAFile, now)
 		if err != nil {
 			return nil, err
 		}
 		subs.Apple = a
 	}
 	if g := cfg.Google; g.PackageName != "" {
-		p, err := subscription.NewPlay(g.PackageName, g.CredentialsFile, g.Endpoint, client)
+		p, err := appstore.NewPlay(g.PackageName, g.CredentialsFile, g.Endpoint, client)
 		if err != nil {
 			return nil, err
 		}
 		subs.Play = p
 		if g.PubsubAudience != "" {
-			subs.PubSub = subscription.NewPubSub(g.PubsubAudience, g.PubsubEmail, g.PackageName, "", "", client)
+			subs.PubSub = appstore.NewPubSub(g.PubsubAudience, g.PubsubEmail, g.PackageName, "", "", client)
 		}
 	}
 	return subs, nil
