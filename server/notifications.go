@@ -4,7 +4,6 @@ import (
 	"net/http"
 
 	"github.com/julienschmidt/httprouter"
-
 )
 
 // serviceWorker registers an endpoint that a browser's service worker calls
