@@ -69,7 +69,8 @@ type Server struct {
 	signins   *signinThrottle
 	keyUse    *keyUse
 	providers map[string]*auth.Provider
-	subs      *service.Subscriptions
+	subs      *service.Subscriptions // the app stores, for their webhooks' credentials
+	purchases *service.Purchases     // the rules of purchases over subs
 
 	started      time.Time       // for the uptime the admin pages show
 	streams      context.Context // ends when CloseStreams is called
@@ -111,6 +112,7 @@ func New(opts Options) *Server {
 		keyUse:      newKeyUse(),
 		streamsOpen: newStreamSlots(),
 		subs:        opts.Subscriptions,
+		purchases:   opts.Service.Purchases(opts.Subscriptions),
 		started:     opts.Now(),
 	}
 	s.streams, s.closeStreams = context.WithCancel(context.Background())
