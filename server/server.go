@@ -1,6 +1,7 @@
 // Package server is Herald's HTTP API: routing, authentication, rate limits
-// and one handler file per resource. Handlers parse and answer; the store
-// owns the data.
+// and one handler file per resource. Handlers parse, call one service
+// method, and answer; plain listings and lookups read the store directly,
+// and every write goes through service, where the rules are.
 package server
 
 import (
