@@ -20,9 +20,16 @@ func wantRefusal(t *testing.T, err error, want string) {
 		}
 		return
 	}
+	wantKind(t, err, Invalid, want)
+}
+
+// wantKind checks that err is a refusal of kind whose message contains
+// want.
+func wantKind(t *testing.T, err error, kind Kind, want string) {
+	t.Helper()
 	var e *Error
-	if !errors.As(err, &e) || e.Kind != Invalid || !strings.Contains(e.Message, want) {
-		t.Fatalf("err = %v; want an Invalid refusal saying %q", err, want)
+	if !errors.As(err, &e) || e.Kind != kind || !strings.Contains(e.Message, want) {
+		t.Fatalf("err = %v; want a refusal of kind %d saying %q", err, kind, want)
 	}
 }
 

@@ -4,8 +4,9 @@ import (
 	"context"
 	"errors"
 	"testing"
-	"time"
 
+	"github.com/heraldhq/herald/internal/pgtest"
+	"github.com/heraldhq/herald/internal/testkit"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -15,9 +16,9 @@ import (
 // nothing, not even the channel.
 func TestMessageOwnerRules(t *testing.T) {
 	t.Parallel()
-	forEachBackend(t, func(t *testing.T, dsn string) {
+	pgtest.ForEachBackend(t, func(t *testing.T, dsn string) {
 		ctx := context.Background()
-		clk := &testClock{t: time.Now().UTC().Truncate(time.Millisecond)}
+		clk := testkit.NewClock()
 		svc, owner := newTestService(t, dsn, clk)
 		approver := &store.User{Email: "bob@example.com", Name: "Bob", Plan: "pro"}
 		stranger := &store.User{Email: "eve@example.com", Name: "Eve", Plan: "pro"}
@@ -41,20 +42,13 @@ func TestMessageOwnerRules(t *testing.T) {
 			t.Fatal(err)
 		}
 
-		wantKind := func(what string, err error, kind Kind, msg string) {
-			t.Helper()
-			var e *Error
-			if !errors.As(err, &e) || e.Kind != kind || e.Message != msg {
-				t.Errorf("%s: %v; want kind %d saying %q", what, err, kind, msg)
-			}
-		}
-		wantKind("the approver deletes", svc.DeleteMessage(ctx, approver, m.ID), Forbidden, "only the channel's owner can delete its messages")
+		wantKind(t, svc.DeleteMessage(ctx, approver, m.ID), Forbidden, "only the channel's owner can delete its messages")
 		_, err = svc.Redeliver(ctx, approver, m.ID)
-		wantKind("the approver redelivers", err, Forbidden, "only the channel's owner can redeliver its callbacks")
+		wantKind(t, err, Forbidden, "only the channel's owner can redeliver its callbacks")
 		_, _, err = svc.DeliveryLog(ctx, approver, m.ID)
-		wantKind("the approver reads the delivery log", err, Forbidden, "only the channel's owner can read its delivery log")
+		wantKind(t, err, Forbidden, "only the channel's owner can read its delivery log")
 		_, err = svc.Redeliver(ctx, owner, m.ID)
-		wantKind("the owner redelivers a message without a callback", err, NotFound, "message "+m.ID+" has no callback delivery")
+		wantKind(t, err, NotFound, "message "+m.ID+" has no callback delivery")
 
 		if err := svc.DeleteMessage(ctx, stranger, m.ID); !errors.Is(err, ErrNotFound) {
 			t.Errorf("a stranger deletes: %v; want ErrNotFound", err)
@@ -85,9 +79,9 @@ func TestMessageOwnerRules(t *testing.T) {
 // rule leaves what is stored as it was.
 func TestRefusedChangesNothing(t *testing.T) {
 	t.Parallel()
-	forEachBackend(t, func(t *testing.T, dsn string) {
+	pgtest.ForEachBackend(t, func(t *testing.T, dsn string) {
 		ctx := context.Background()
-		clk := &testClock{t: time.Now().UTC().Truncate(time.Millisecond)}
+		clk := testkit.NewClock()
 		svc, u := newTestService(t, dsn, clk)
 		if err := svc.CreateChannel(ctx, u, &store.Channel{Name: " ", Color: "#123456"}); err == nil {
 			t.Fatal("a channel without a name was created")

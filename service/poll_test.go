@@ -3,10 +3,7 @@ package service
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"os"
-	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
@@ -73,27 +70,9 @@ func TestPollAnswer(t *testing.T) {
 	}
 }
 
-// testClock is a clock that moves only when told.
-type testClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *testClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *testClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
-
 // newTestService returns the rules over a new store on the database dsn
 // names, on clock clk, with one pro user.
-func newTestService(t *testing.T, dsn string, clk *testClock) (*Service, *store.User) {
+func newTestService(t *testing.T, dsn string, clk *testkit.Clock) (*Service, *store.User) {
 	t.Helper()
 	st, err := store.Open(context.Background(), dsn, store.Options{Now: clk.Now})
 	if err != nil {
@@ -111,24 +90,15 @@ func newTestService(t *testing.T, dsn string, clk *testClock) (*Service, *store.
 	return New(st, Options{Now: clk.Now, ResponseTTL: time.Hour}), u
 }
 
-// forEachBackend runs body on SQLite and on PostgreSQL (which needs
-// HERALD_TEST_DATABASE_URL, see internal/pgtest), each on an empty
-// database that dsn names.
-func forEachBackend(t *testing.T, body func(t *testing.T, dsn string)) {
-	t.Helper()
-	t.Run("sqlite", func(t *testing.T) { body(t, filepath.Join(t.TempDir(), "herald.db")) })
-	t.Run("postgres", func(t *testing.T) { body(t, pgtest.NewDatabase(t)) })
-}
-
 // TestPoll: a sender polls its message through the rules and a real store:
 // pending, then the answer once, then already_read; an answer not polled
 // within the response TTL is expired; a message of another channel is not
 // found.
 func TestPoll(t *testing.T) {
 	t.Parallel()
-	forEachBackend(t, func(t *testing.T, dsn string) {
+	pgtest.ForEachBackend(t, func(t *testing.T, dsn string) {
 		ctx := context.Background()
-		clk := &testClock{t: time.Now().UTC().Truncate(time.Millisecond)}
+		clk := testkit.NewClock()
 		svc, u := newTestService(t, dsn, clk)
 		ch := &store.Channel{Name: "Deploys"}
 		other := &store.Channel{Name: "Other"}
@@ -189,9 +159,6 @@ func TestPoll(t *testing.T) {
 		}
 
 		_, err := svc.Poll(ctx, other, m.ID)
-		var e *Error
-		if !errors.As(err, &e) || e.Kind != NotFound || e.Message != `no message "`+m.ID+`" in this channel` {
-			t.Fatalf("poll through another channel: %v; want NotFound naming the message", err)
-		}
+		wantKind(t, err, NotFound, `no message "`+m.ID+`" in this channel`)
 	})
 }
