@@ -123,8 +123,8 @@ func (s *Service) UpdateChannel(ctx context.Context, userID, id string, p store.
 	return s.st.UpdateChannel(ctx, userID, id, p)
 }
 
-// checkPatch checks a channel patch field by field, in the order the API
-// documents them, and normalizes what it keeps.
+// checkPatch checks a channel patch field by field, in the order of the
+// PATCH body's fields, and normalizes what it keeps.
 func checkPatch(p *store.ChannelPatch) error {
 	if p.Name != nil {
 		if err := checkName("name", *p.Name); err != nil {
