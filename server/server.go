@@ -1,6 +1,7 @@
 // Package server is Herald's HTTP API: routing, authentication, rate limits
-// and one handler file per resource. Handlers parse and answer; the store
-// owns the data.
+// and one handler file per resource. Handlers parse, call one service
+// method, and answer; plain listings and lookups read the store directly,
+// and every write goes through service, where the rules are.
 package server
 
 import (
@@ -74,7 +75,8 @@ type Server struct {
 	signins   *signinThrottle
 	keyUse    *keyUse
 	providers map[string]*auth.Provider
-	subs      *service.Subscriptions
+	subs      *service.Subscriptions // the app stores, for their webhooks' credentials
+	purchases *service.Purchases     // the rules of purchases over subs
 
 	started      time.Time       // for the uptime the admin pages show
 	streams      context.Context // ends when CloseStreams is called
@@ -117,6 +119,7 @@ func New(opts Options) *Server {
 		keyUse:      newKeyUse(),
 		streamsOpen: newStreamSlots(),
 		subs:        opts.Subscriptions,
+		purchases:   opts.Service.Purchases(opts.Subscriptions),
 		started:     opts.Now(),
 	}
 	s.streams, s.closeStreams = context.WithCancel(context.Background())
