@@ -8,6 +8,7 @@
 #   PERF=1 bash bench/load.sh                   # also record herald's CPU with perf
 #   POSTGRES=1 bash bench/load.sh               # SQLite, PostgreSQL with one and two replicas
 #   POSTGRES=1 PROFILE=1 bash bench/load.sh     # also a CPU profile of a replica on PostgreSQL
+#   NTFY=1 bash bench/load.sh                   # ntfy's PUT /<token> (text body) beside /v1/send
 #
 # Arguments are passed to the load generator (go run ./bench/loadgen -h).
 # Everything runs on 127.0.0.1 in a temporary directory, removed at the end;
@@ -69,6 +70,18 @@ loadgen() {
 	loadgen_pid=""
 }
 
+# flag_value NAME ARGS...: the last value given to loadgen's -NAME or --NAME
+# (as "-NAME VALUE" or "-NAME=VALUE"), empty if none.
+flag_value() {
+	local name=$1
+	shift
+	printf '%s\n' "$@" | awk -v f="$name" '
+		prev == "-" f || prev == "--" f {v = $0}
+		index($0, "-" f "=") == 1 || index($0, "--" f "=") == 1 {v = substr($0, index($0, "=") + 1)}
+		{prev = $0}
+		END {print v}'
+}
+
 port=$("$tmp/loadgen" -free-port)
 write_config sqlite "$port"
 start_herald sqlite "$port"
@@ -76,6 +89,27 @@ herald_pid=$started_pid
 make_channel sqlite "$port"
 sqlite_token=$token
 version=$("$tmp/herald" --config "$tmp/sqlite/herald.toml" version)
+
+# --- NTFY=1: the ntfy publish path beside Herald's own, one run after the
+# other at each connection count, on the same server and channel ---------
+if [[ ${NTFY:-} == 1 ]]; then
+	ntfy_body="Backup finished: 42 GB in 3 minutes"
+	runs="$tmp/runs.jsonl"
+	IFS=, read -r -a conns_list <<<"$(flag_value conns "$@")"
+	[[ ${#conns_list[@]} -gt 0 ]] || conns_list=(8 32)
+	for n in "${conns_list[@]}"; do
+		echo "--- $n connections: ceiling, POST /v1/send/<token>, then ntfy's PUT /<token>" >&2
+		loadgen "$@" -conns "$n" -target "POST /v1/send" -url "http://127.0.0.1:$port/v1/send/$token" \
+			-pid "$herald_pid" -json "$runs" >/dev/null
+		loadgen "$@" -conns "$n" -baseline=false -target "ntfy PUT /<token>" -url "http://127.0.0.1:$port/$token" \
+			-method PUT -content-type text/plain -body "$ntfy_body" -pid "$herald_pid" -json "$runs" >/dev/null
+	done
+	"$tmp/loadgen" -report "$runs" -out "$root/bench/out" \
+		-note "$version; database.synchronous=$sync_mode; log_level=warn; rate limits off" \
+		-note "POST /v1/send: Herald's JSON payload (loadgen's default -body); ntfy PUT /<token>: the text body \"$ntfy_body\" (Content-Type: text/plain), the same channel" \
+		-note "a build without ntfy's publish answers PUT /<token> with 404: those rows then count every request as an error"
+	exit 0
+fi
 
 if [[ -z $postgres ]]; then
 	if [[ ${PERF:-} == 1 ]] && command -v perf >/dev/null; then
@@ -159,17 +193,6 @@ pg_token=$token
 # records the server's statistics (pg-stats.tsv, read by loadgen -report),
 # and with PROFILE=1 takes a CPU profile of replica A during the one-replica
 # run at the largest connection count.
-# flag_value NAME ARGS...: the last value given to loadgen's -NAME or --NAME
-# (as "-NAME VALUE" or "-NAME=VALUE"), empty if none.
-flag_value() {
-	local name=$1
-	shift
-	printf '%s\n' "$@" | awk -v f="$name" '
-		prev == "-" f || prev == "--" f {v = $0}
-		index($0, "-" f "=") == 1 || index($0, "--" f "=") == 1 {v = substr($0, index($0, "=") + 1)}
-		{prev = $0}
-		END {print v}'
-}
 conns_arg=$(flag_value conns "$@")
 max_conns=${conns_arg:-8,32}
 max_conns=$(tr ',' '\n' <<<"$max_conns" | sort -n | tail -1)

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/heraldhq/herald/store"
+	"github.com/heraldhq/herald/store/pgcopy"
 )
 
 func (a *app) migrateDataCmd() *cobra.Command {
@@ -44,7 +45,7 @@ it runs, and search finds older messages as it catches up.`,
 			if !store.IsPostgresURL(to) {
 				return fmt.Errorf("--to must be a PostgreSQL URL (postgres://user:password@host/database), not %q", to)
 			}
-			src, err := store.OpenSQLiteSource(ctx, from)
+			src, err := pgcopy.OpenSource(ctx, from)
 			if err != nil {
 				return err
 			}
@@ -54,8 +55,8 @@ it runs, and search finds older messages as it catches up.`,
 				return err
 			}
 			defer dst.Close()
-			copied, err := dst.CopyFromSQLite(ctx, src)
-			var full store.ErrTargetNotEmpty
+			copied, err := pgcopy.Copy(ctx, dst, src)
+			var full pgcopy.ErrTargetNotEmpty
 			if errors.As(err, &full) {
 				return fmt.Errorf("%w; nothing was copied", err)
 			} else if err != nil {
@@ -70,7 +71,7 @@ it runs, and search finds older messages as it catches up.`,
 	return cmd
 }
 
-func (a *app) printCopied(from, to string, copied []store.TableCopy) {
+func (a *app) printCopied(from, to string, copied []pgcopy.TableCopy) {
 	name := "the PostgreSQL database"
 	if u, err := url.Parse(to); err == nil {
 		name = u.Redacted()

@@ -142,8 +142,12 @@ func (a *app) buildServe(ctx context.Context, cfg config.Config, log *slog.Logge
 		return nil, err
 	}
 	svc := service.New(p.st, so)
+	var shared server.SharedLimits // SQLite: one process, its limits in memory
+	if cfg.Database.URL != "" {
+		shared = p.st // PostgreSQL: every replica spends the same tokens
+	}
 	srv := server.New(server.Options{Config: cfg, Store: p.st, Service: svc, Logger: log, Version: a.version(), UI: web.Handler(),
-		Registry: reg, Subscriptions: subs})
+		Registry: reg, Subscriptions: subs, SharedLimits: shared})
 	p.jobs = schedule.New(log)
 	svc.Schedule(p.jobs)
 	srv.Schedule(p.jobs)

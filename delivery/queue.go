@@ -1,8 +1,10 @@
-// Package delivery is the durable callback queue. The server commits each
-// callback job in the same transaction as the response that caused it (an
-// outbox in SQLite); this package is the only reader: workers claim due jobs,
-// sign and send them, record every attempt, back off, and dead-letter a job
-// after its last attempt.
+// Package delivery works Herald's durable queues: signed callbacks (the
+// Queue) and pushes to devices (the Pusher). The server commits each job in
+// the same transaction as what caused it (an outbox in the database, SQLite
+// or PostgreSQL); this package is the only reader: workers claim due jobs,
+// send them, record every attempt, back off, and give a job up after its
+// last attempt. On PostgreSQL the workers of every replica share the
+// queues: a claim leases a job to one of them.
 package delivery
 
 import (

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"errors"
 	"net/http"
 
 	"github.com/julienschmidt/httprouter"
@@ -34,14 +33,7 @@ type attemptJSON struct {
 // handleDeliveries is GET /v1/messages/:id/deliveries: the callback's status
 // and every attempt, oldest first.
 func (s *Server) handleDeliveries(w http.ResponseWriter, r *http.Request, p httprouter.Params, who *principal) error {
-	m, ch, err := s.svc.MessageFor(r.Context(), who.user, p.ByName("id"))
-	if err != nil {
-		return err
-	}
-	if ch.UserID != who.user.ID {
-		return errForbidden("only the channel's owner can read its delivery log")
-	}
-	st, attempts, err := s.st.DeliveryLog(r.Context(), m.ID)
+	st, attempts, err := s.svc.DeliveryLog(r.Context(), who.user, p.ByName("id"))
 	if err != nil {
 		return err
 	}
@@ -56,26 +48,10 @@ func (s *Server) handleDeliveries(w http.ResponseWriter, r *http.Request, p http
 // handleRedeliver is POST /v1/messages/:id/redeliver: a dead-lettered (or
 // delivered) callback is queued again with a fresh set of attempts.
 func (s *Server) handleRedeliver(w http.ResponseWriter, r *http.Request, p httprouter.Params, who *principal) error {
-	m, ch, err := s.svc.MessageFor(r.Context(), who.user, p.ByName("id"))
+	d, err := s.svc.Redeliver(r.Context(), who.user, p.ByName("id"))
 	if err != nil {
 		return err
 	}
-	if ch.UserID != who.user.ID {
-		return errForbidden("only the channel's owner can redeliver its callbacks")
-	}
-	err = s.st.Redeliver(r.Context(), m.ID)
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		return errNotFound("message %s has no callback delivery", m.ID)
-	case errors.Is(err, store.ErrDeliveryPending):
-		return errInvalidPayload("the delivery is still pending; it will be retried on its schedule")
-	case err != nil:
-		return err
-	}
-	m, err = s.st.Message(r.Context(), m.ID)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"ok": true, "delivery": renderDelivery(m.Delivery)})
+	writeJSON(w, http.StatusOK, map[string]any{"ok": true, "delivery": renderDelivery(d)})
 	return nil
 }

@@ -4,18 +4,14 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"regexp"
 	"strings"
 	"time"
 
 	"github.com/julienschmidt/httprouter"
 
-	"github.com/heraldhq/herald/service"
 	"github.com/heraldhq/herald/signature"
 	"github.com/heraldhq/herald/store"
 )
-
-var colorRe = regexp.MustCompile(`^#[0-9A-Fa-f]{6}$`)
 
 type channelJSON struct {
 	ID           string              `json:"id"`
@@ -40,30 +36,6 @@ func (s *Server) renderChannel(c *store.Channel) channelJSON {
 		FolderID: c.FolderID, WebhookToken: c.WebhookToken, WebhookURL: s.baseURL + "/v1/send/" + c.WebhookToken,
 		Approval: c.Approval, SourceSecretSet: c.SourceSecret != "", Template: c.Template,
 		CreatedAt: ts(c.CreatedAt), UpdatedAt: ts(c.UpdatedAt)}
-}
-
-func validName(field, name string) error {
-	if strings.TrimSpace(name) == "" {
-		return errInvalidPayload("%s is required", field)
-	}
-	if chars(name) > 100 {
-		return errInvalidPayload("%s is longer than 100 characters", field)
-	}
-	return nil
-}
-
-func validIcon(icon string) error {
-	if chars(icon) > 100 {
-		return errInvalidPayload("icon is longer than 100 characters")
-	}
-	return nil
-}
-
-func validColor(color string) error {
-	if color != "" && !colorRe.MatchString(color) {
-		return errInvalidPayload("color must be a hex colour like #1E90FF")
-	}
-	return nil
 }
 
 func (s *Server) handleListChannels(w http.ResponseWriter, r *http.Request, _ httprouter.Params, who *principal) error {
@@ -92,24 +64,12 @@ func (s *Server) handleCreateChannel(w http.ResponseWriter, r *http.Request, _ h
 	if err := decodeJSON(r, &req); err != nil {
 		return err
 	}
-	if err := errors.Join(validName("name", req.Name), validIcon(req.Icon), validColor(req.Color)); err != nil {
-		return firstError(err)
-	}
-	c := &store.Channel{Name: strings.TrimSpace(req.Name), Icon: req.Icon, Color: strings.ToUpper(req.Color)}
+	c := &store.Channel{Name: req.Name, Icon: req.Icon, Color: req.Color}
 	if err := s.svc.CreateChannel(r.Context(), who.user, c); err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusCreated, s.renderChannel(c))
 	return nil
-}
-
-// firstError unwraps an errors.Join to its first error, so that the client
-// sees one clear message.
-func firstError(err error) error {
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		return j.Unwrap()[0]
-	}
-	return err
 }
 
 func (s *Server) handleGetChannel(w http.ResponseWriter, r *http.Request, p httprouter.Params, who *principal) error {
@@ -139,27 +99,7 @@ func (s *Server) handleUpdateChannel(w http.ResponseWriter, r *http.Request, p h
 	if err := decodeJSON(r, &req); err != nil {
 		return err
 	}
-	var patch store.ChannelPatch
-	if req.Name != nil {
-		if err := validName("name", *req.Name); err != nil {
-			return err
-		}
-		n := strings.TrimSpace(*req.Name)
-		patch.Name = &n
-	}
-	if req.Icon != nil {
-		if err := validIcon(*req.Icon); err != nil {
-			return err
-		}
-		patch.Icon = req.Icon
-	}
-	if req.Color != nil {
-		if err := validColor(*req.Color); err != nil {
-			return err
-		}
-		c := strings.ToUpper(*req.Color)
-		patch.Color = &c
-	}
+	patch := store.ChannelPatch{Name: req.Name, Icon: req.Icon, Color: req.Color}
 	var err error
 	if patch.MutedUntil, err = parseOptionalTime("muted_until", req.MutedUntil); err != nil {
 		return err
@@ -176,7 +116,7 @@ func (s *Server) handleUpdateChannel(w http.ResponseWriter, r *http.Request, p h
 	if patch.Template, err = parseTemplate(req.Template); err != nil {
 		return err
 	}
-	c, err := s.st.UpdateChannel(r.Context(), who.user.ID, p.ByName("id"), patch)
+	c, err := s.svc.UpdateChannel(r.Context(), who.user.ID, p.ByName("id"), patch)
 	if err != nil {
 		return err
 	}
@@ -185,12 +125,6 @@ func (s *Server) handleUpdateChannel(w http.ResponseWriter, r *http.Request, p h
 }
 
 func isNull(raw json.RawMessage) bool { return strings.TrimSpace(string(raw)) == "null" }
-
-// The range of times a request may set.
-var (
-	minTime = time.Unix(0, 0).UTC()
-	maxTime = time.Date(9999, 12, 31, 23, 59, 59, 999e6, time.UTC)
-)
 
 func parseOptionalTime(field string, raw json.RawMessage) (store.Optional[time.Time], error) {
 	var out store.Optional[time.Time]
@@ -209,12 +143,8 @@ func parseOptionalTime(field string, raw json.RawMessage) (store.Optional[time.T
 	if err != nil {
 		return out, errInvalidPayload("%s must be an RFC 3339 timestamp like 2026-01-02T15:04:05Z", field)
 	}
+	// service checks the range a stored time must be in.
 	t = t.UTC().Truncate(time.Millisecond)
-	// What is stored must come back as a valid RFC 3339 time: an offset
-	// can push 9999-12-31 into the year 10000.
-	if t.Before(minTime) || t.After(maxTime) {
-		return out, errInvalidPayload("%s must be between %s and %s", field, ts(minTime), ts(maxTime))
-	}
 	out.Value = &t
 	return out, nil
 }
@@ -236,19 +166,8 @@ func parseOptionalString(field string, raw json.RawMessage) (store.Optional[stri
 	return out, nil
 }
 
-// Bounds of an approval rule. maxApprovers keeps the approver lookup within
-// SQLite's limit on query parameters (an unbounded list was a 500), and
-// maxApprovalWindow keeps the deadline far from overflowing time.Duration.
-const (
-	maxApprovers      = 100
-	maxApprovalWindow = 365 * 24 * 60 * 60 // one year, in seconds
-)
-
-// parseApproval validates an approval rule: distinct, well-formed approvers
-// (user ids or email addresses, at most maxApprovers),
-// 1 <= required_count <= len(approvers) and
-// 0 < window_seconds <= maxApprovalWindow. No account is looked up: each
-// approver is an invitation (service.NormalizeApprovers).
+// parseApproval reads PATCH approval: an object is a rule (which
+// service.UpdateChannel checks), null removes it, absent leaves it.
 func parseApproval(raw json.RawMessage) (store.Optional[store.ApprovalRule], error) {
 	var out store.Optional[store.ApprovalRule]
 	if raw == nil {
@@ -266,29 +185,12 @@ func parseApproval(raw json.RawMessage) (store.Optional[store.ApprovalRule], err
 		}
 		return out, err
 	}
-	if len(rule.Approvers) == 0 {
-		return out, errInvalidPayload("approval.approvers must list at least one user (an id or an email address)")
-	}
-	if len(rule.Approvers) > maxApprovers {
-		return out, errInvalidPayload("approval.approvers lists more than %d users", maxApprovers)
-	}
-	if rule.RequiredCount < 1 || rule.RequiredCount > len(rule.Approvers) {
-		return out, errInvalidPayload("approval.required_count must be between 1 and the number of approvers (%d)", len(rule.Approvers))
-	}
-	if rule.WindowSeconds <= 0 || rule.WindowSeconds > maxApprovalWindow {
-		return out, errInvalidPayload("approval.window_seconds must be between 1 and %d (one year)", maxApprovalWindow)
-	}
-	entries, err := service.NormalizeApprovers(rule.Approvers)
-	if err != nil {
-		return out, err
-	}
-	rule.Approvers = entries
 	out.Value = &rule
 	return out, nil
 }
 
 func (s *Server) handleDeleteChannel(w http.ResponseWriter, r *http.Request, p httprouter.Params, who *principal) error {
-	if err := s.st.DeleteChannel(r.Context(), who.user.ID, p.ByName("id")); err != nil {
+	if err := s.svc.DeleteChannel(r.Context(), who.user.ID, p.ByName("id")); err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, map[string]bool{"ok": true})
@@ -296,7 +198,7 @@ func (s *Server) handleDeleteChannel(w http.ResponseWriter, r *http.Request, p h
 }
 
 func (s *Server) handleRegenerateToken(w http.ResponseWriter, r *http.Request, p httprouter.Params, who *principal) error {
-	c, err := s.st.RegenerateToken(r.Context(), who.user.ID, p.ByName("id"))
+	c, err := s.svc.RegenerateToken(r.Context(), who.user.ID, p.ByName("id"))
 	if err != nil {
 		return err
 	}
@@ -324,7 +226,7 @@ func (s *Server) handleGetSecret(w http.ResponseWriter, r *http.Request, p httpr
 }
 
 func (s *Server) handleRotateSecret(w http.ResponseWriter, r *http.Request, p httprouter.Params, who *principal) error {
-	c, err := s.st.RotateSecret(r.Context(), who.user.ID, p.ByName("id"))
+	c, err := s.svc.RotateSecret(r.Context(), who.user.ID, p.ByName("id"))
 	if err != nil {
 		return err
 	}

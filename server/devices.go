@@ -5,7 +5,6 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
-	"github.com/heraldhq/herald/service"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -39,29 +38,8 @@ func (s *Server) handleRegisterDevice(w http.ResponseWriter, r *http.Request, _ 
 	if err := decodeJSON(r, &req); err != nil {
 		return err
 	}
-	switch req.Platform {
-	case "ios", "android", "web":
-	case "":
-		return errInvalidPayload("platform is required: ios, android or web")
-	default:
-		return errInvalidPayload("platform must be ios, android or web")
-	}
-	if err := service.CheckPushToken(req.Platform, req.PushToken); err != nil {
-		return err
-	}
-	if chars(req.Name) > 100 {
-		return errInvalidPayload("name is longer than 100 characters")
-	}
 	d := &store.Device{Platform: req.Platform, Name: req.Name, PushToken: req.PushToken}
-	if req.Platform == "web" {
-		// Answers from this browser's notifications must come from the
-		// session that registers it (see the notification endpoints).
-		d.SessionID = who.sessionID
-	}
-	if err := s.svc.RegisterDevice(r.Context(), who.user, d); err != nil {
-		return err
-	}
-	token, err := s.svc.ResubscribeToken(r.Context(), d)
+	token, err := s.svc.RegisterDevice(r.Context(), who.user, who.sessionID, d)
 	if err != nil {
 		return err
 	}
@@ -77,24 +55,7 @@ func (s *Server) handleUpdateDevice(w http.ResponseWriter, r *http.Request, p ht
 	if err := decodeJSON(r, &req); err != nil {
 		return err
 	}
-	if req.PushToken == nil && req.Name == nil {
-		return errInvalidPayload("send push_token and/or name")
-	}
-	if req.Name != nil && chars(*req.Name) > 100 {
-		return errInvalidPayload("name is longer than 100 characters")
-	}
-	ctx := r.Context()
-	if req.PushToken != nil {
-		// The token format depends on the device's platform.
-		d, err := s.st.Device(ctx, who.user.ID, p.ByName("id"))
-		if err != nil {
-			return err
-		}
-		if err := service.CheckPushToken(d.Platform, *req.PushToken); err != nil {
-			return err
-		}
-	}
-	d, err := s.st.UpdateDevice(ctx, who.user.ID, p.ByName("id"), store.DevicePatch{PushToken: req.PushToken, Name: req.Name})
+	d, err := s.svc.UpdateDevice(r.Context(), who.user.ID, p.ByName("id"), store.DevicePatch{PushToken: req.PushToken, Name: req.Name})
 	if err != nil {
 		return err
 	}
@@ -120,7 +81,7 @@ func (s *Server) handleListDevices(w http.ResponseWriter, r *http.Request, _ htt
 }
 
 func (s *Server) handleDeleteDevice(w http.ResponseWriter, r *http.Request, p httprouter.Params, who *principal) error {
-	if err := s.st.DeleteDevice(r.Context(), who.user.ID, p.ByName("id")); err != nil {
+	if err := s.svc.DeleteDevice(r.Context(), who.user.ID, p.ByName("id")); err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, map[string]bool{"ok": true})

@@ -89,6 +89,10 @@ func serviceError(e *service.Error) *apiError {
 		return errForbidden("%s", e.Message)
 	case service.Conflict:
 		return newError(http.StatusConflict, e.Code, "%s", e.Message)
+	case service.NotFound:
+		return errNotFound("%s", e.Message)
+	case service.Unavailable:
+		return newError(http.StatusServiceUnavailable, e.Code, "%s", e.Message)
 	default:
 		return errInvalidPayload("%s", e.Message)
 	}

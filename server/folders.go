@@ -2,7 +2,6 @@ package server
 
 import (
 	"net/http"
-	"strings"
 
 	"github.com/julienschmidt/httprouter"
 
@@ -37,7 +36,7 @@ func (s *Server) handleListFolders(w http.ResponseWriter, r *http.Request, _ htt
 	return nil
 }
 
-// folderName reads and checks the {name} body of create and rename.
+// folderName reads the {name} body of create and rename.
 func folderName(r *http.Request) (string, error) {
 	var req struct {
 		Name string `json:"name"`
@@ -45,10 +44,7 @@ func folderName(r *http.Request) (string, error) {
 	if err := decodeJSON(r, &req); err != nil {
 		return "", err
 	}
-	if err := validName("name", req.Name); err != nil {
-		return "", err
-	}
-	return strings.TrimSpace(req.Name), nil
+	return req.Name, nil
 }
 
 func (s *Server) handleCreateFolder(w http.ResponseWriter, r *http.Request, _ httprouter.Params, who *principal) error {
@@ -69,7 +65,7 @@ func (s *Server) handleRenameFolder(w http.ResponseWriter, r *http.Request, p ht
 	if err != nil {
 		return err
 	}
-	f, err := s.st.RenameFolder(r.Context(), who.user.ID, p.ByName("id"), name)
+	f, err := s.svc.RenameFolder(r.Context(), who.user.ID, p.ByName("id"), name)
 	if err != nil {
 		return err
 	}
@@ -78,7 +74,7 @@ func (s *Server) handleRenameFolder(w http.ResponseWriter, r *http.Request, p ht
 }
 
 func (s *Server) handleDeleteFolder(w http.ResponseWriter, r *http.Request, p httprouter.Params, who *principal) error {
-	if err := s.st.DeleteFolder(r.Context(), who.user.ID, p.ByName("id")); err != nil {
+	if err := s.svc.DeleteFolder(r.Context(), who.user.ID, p.ByName("id")); err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, map[string]bool{"ok": true})
@@ -108,7 +104,7 @@ func (s *Server) handleReorderFolders(w http.ResponseWriter, r *http.Request, _ 
 	if err != nil {
 		return err
 	}
-	fs, err := s.st.ReorderFolders(r.Context(), who.user.ID, ids)
+	fs, err := s.svc.ReorderFolders(r.Context(), who.user.ID, ids)
 	if err != nil {
 		return err
 	}

@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -74,7 +73,7 @@ func newTestEnv(t *testing.T, configure ...func(*config.Config)) *testEnv {
 func (e *testEnv) rawDB(t testing.TB) *sql.DB {
 	t.Helper()
 	driver, dsn := "sqlite", "file:"+e.dsn+"?_pragma=busy_timeout(5000)"
-	if store.IsPostgresURL(e.dsn) {
+	if e.cfg.Database.URL != "" {
 		driver, dsn = "pgx", e.dsn
 	}
 	db, err := sql.Open(driver, dsn)
@@ -105,16 +104,20 @@ func openTestEnv(t testing.TB, dir string, clk *clock, configure ...func(*config
 	} else {
 		clk = newClock()
 	}
-	dsn := filepath.Join(cfg.DataDir, "herald.db")
-	if d, ok := dsns.Load(dsn); ok {
-		dsn = d.(string)
-	} else if d := pgtest.Or(t, dsn); d != dsn {
-		dsns.Store(dsn, d)
-		dsn = d
+	if d, ok := dsns.Load(cfg.DBPath()); ok {
+		cfg.Database.URL = d.(string)
+	} else if d := pgtest.Or(t, cfg.DBPath()); d != cfg.DBPath() {
+		dsns.Store(cfg.DBPath(), d)
+		cfg.Database.URL = d
 	}
+	dsn := cfg.DatabaseDSN()
 	st, err := store.Open(context.Background(), dsn, store.Options{Now: now})
 	if err != nil {
 		t.Fatal(err)
+	}
+	var shared SharedLimits
+	if cfg.Database.URL != "" {
+		shared = st // PostgreSQL, as herald serve does
 	}
 	logs := &bytes.Buffer{}
 	subs, err := service.NewSubscriptions(cfg.Subscriptions, &http.Client{Timeout: 10 * time.Second}, now)
@@ -122,7 +125,7 @@ func openTestEnv(t testing.TB, dir string, clk *clock, configure ...func(*config
 		t.Fatal(err)
 	}
 	s := New(Options{Config: cfg, Store: st, Logger: slog.New(slog.NewTextHandler(&lockedWriter{w: logs}, nil)), Now: now,
-		Version: "test", Subscriptions: subs, StreamBuffer: streamTestBuffer})
+		Version: "test", Subscriptions: subs, StreamBuffer: streamTestBuffer, SharedLimits: shared})
 	srv := httptest.NewServer(s.Handler())
 	// base_url must point at the test server for webhook_url values.
 	s.baseURL = srv.URL

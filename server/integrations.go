@@ -4,12 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 
-	"github.com/heraldhq/herald/service"
 	"github.com/heraldhq/herald/store"
 )
 
 // parseSourceSecret reads PATCH source_secret: a string sets it, "" or null
-// removes it, absent leaves it.
+// removes it, absent leaves it (service.UpdateChannel checks it).
 func parseSourceSecret(raw json.RawMessage) (*string, error) {
 	if raw == nil {
 		return nil, nil
@@ -20,14 +19,12 @@ func parseSourceSecret(raw json.RawMessage) (*string, error) {
 			return nil, errInvalidPayload("source_secret must be a string or null")
 		}
 	}
-	if err := service.CheckSourceSecret(s); err != nil {
-		return nil, err
-	}
 	return &s, nil
 }
 
 // parseTemplate reads PATCH template: an object {title, body, priority,
-// url} is checked and set, null removes it, absent leaves it.
+// url} sets it (service.UpdateChannel checks it), null removes it, absent
+// leaves it.
 func parseTemplate(raw json.RawMessage) (store.Optional[store.Template], error) {
 	var out store.Optional[store.Template]
 	if raw == nil {
@@ -43,9 +40,6 @@ func parseTemplate(raw json.RawMessage) (store.Optional[store.Template], error) 
 		if errors.As(err, &ae) {
 			return out, errInvalidPayload("template: %s", ae.message)
 		}
-		return out, err
-	}
-	if err := service.CheckTemplate(&t); err != nil {
 		return out, err
 	}
 	out.Value = &t

@@ -4,8 +4,6 @@ import (
 	"net/http"
 
 	"github.com/julienschmidt/httprouter"
-
-	"github.com/heraldhq/herald/service"
 )
 
 // serviceWorker registers an endpoint that a browser's service worker calls
@@ -88,9 +86,6 @@ func (s *Server) handleResubscribe(w http.ResponseWriter, r *http.Request, p htt
 	}
 	cred := deviceCredential{DeviceID: p.ByName("id"), Token: req.Token}
 	if err := cred.check(); err != nil {
-		return err
-	}
-	if err := service.CheckPushToken("web", req.PushToken); err != nil {
 		return err
 	}
 	d, err := s.svc.ResubscribeDevice(r.Context(), who.user, who.sessionID, cred.DeviceID, cred.Token, req.PushToken)

@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"regexp"
@@ -55,14 +56,83 @@ func TestOpenAPICoversRoutes(t *testing.T) {
 		t.Fatalf("found only %d routes in routes.go; has its form changed?", len(registered))
 	}
 	sharedAuth := regexp.MustCompile(`^POST /v1/auth/(local|refresh|logout|logout-all)$`)
+	var compat []string
 	for path, item := range contract.Doc.Paths.Map() {
 		for method := range item.Operations() {
 			k := method + " " + path
-			if !registered[k] && !sharedAuth.MatchString(k) {
+			switch {
+			case registered[k] || sharedAuth.MatchString(k):
+			case !strings.HasPrefix(path, "/v1/"):
+				compat = append(compat, k) // an ntfy or Gotify route: serveCompat's
+			default:
 				t.Errorf("docs/openapi.json documents %s, which server/routes.go does not register", k)
 			}
 		}
 	}
+	if len(compat) < 20 {
+		t.Errorf("found only %d ntfy and Gotify operations in docs/openapi.json, want every one of server/compat.go", len(compat))
+	}
+	e := newTestEnv(t)
+	for _, k := range compat {
+		method, path, _ := strings.Cut(k, " ")
+		if !servedByCompat(t, e, method, compatSample.Replace(path)) {
+			t.Errorf("docs/openapi.json documents %s, which neither server/routes.go nor serveCompat (server/compat.go) takes", k)
+		}
+	}
+}
+
+// compatSample fills the ntfy routes' path parameters with values of their
+// shape.
+var compatSample = strings.NewReplacer("{topic}", "Tk0pic0000000001", "{topics}", "Tk0pic0000000001,Tk0pic0000000002", "{sequence_id}", "seq-1")
+
+// compatRequests are requests that serveCompat takes, one for each case of
+// its dispatch.
+var compatRequests = [][2]string{
+	{"POST", "/message"}, {"GET", "/version"}, {"PUT", "/"}, {"POST", "/"},
+	{"PUT", "/T"}, {"POST", "/T"}, {"GET", "/T/publish"}, {"PUT", "/T/send"}, {"POST", "/T/trigger"},
+	{"PUT", "/T/S"}, {"POST", "/T/S"}, {"DELETE", "/T/S"}, {"PUT", "/T/S/clear"}, {"POST", "/T/S/read"},
+	{"GET", "/T,T2/json"}, {"GET", "/T/sse"}, {"GET", "/T/raw"}, {"GET", "/T/ws"}, {"GET", "/T,T2/auth"},
+}
+
+// TestOpenAPICoversCompat checks the other way round: each kind of request
+// serveCompat takes is an operation of docs/openapi.json.
+func TestOpenAPICoversCompat(t *testing.T) {
+	e := newTestEnv(t)
+	r := strings.NewReplacer("T2", "Tk0pic0000000002", "T", "Tk0pic0000000001", "S", "seq-1")
+	for _, c := range compatRequests {
+		path := r.Replace(c[1])
+		if !servedByCompat(t, e, c[0], path) {
+			t.Errorf("%s %s is not taken by serveCompat: has server/compat.go changed?", c[0], path)
+			continue
+		}
+		req, err := http.NewRequest(c[0], "http://herald.test"+path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := contract.Router().FindRoute(req); err != nil {
+			t.Errorf("%s %s (serveCompat) is not in docs/openapi.json: %v", c[0], c[1], err)
+		}
+	}
+}
+
+// servedByCompat reports whether a request reaches an ntfy or Gotify front
+// door rather than the router's "no route" or "method not allowed". Whatever
+// the front door answers (the request has no credentials and names no
+// channel), the answer is not one of those.
+func servedByCompat(t *testing.T, e *testEnv, method, path string) bool {
+	t.Helper()
+	req, err := http.NewRequest(method, e.srv.URL+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := e.srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(res.Body, 4096))
+	return res.StatusCode != http.StatusMethodNotAllowed && !strings.Contains(string(body), `"no route for `) &&
+		!strings.HasPrefix(res.Header.Get("Content-Type"), "text/html")
 }
 
 // TestOpenAPIServed checks GET /v1/openapi.json against the embedded file,

@@ -44,9 +44,6 @@ func (s *Server) handlePin(w http.ResponseWriter, r *http.Request, _ httprouter.
 	if err := decodeJSON(r, &req); err != nil {
 		return err
 	}
-	if req.ChannelID == "" {
-		return errInvalidPayload("channel_id is required")
-	}
 	p, created, err := s.svc.PinChannel(r.Context(), who.user, req.ChannelID)
 	if err != nil {
 		return err
@@ -73,7 +70,7 @@ func (s *Server) handleUnpin(w http.ResponseWriter, r *http.Request, _ httproute
 	if id == "" {
 		return errInvalidPayload("channel_id is required (query parameter or JSON body)")
 	}
-	if err := s.st.UnpinChannel(r.Context(), who.user.ID, id); err != nil {
+	if err := s.svc.UnpinChannel(r.Context(), who.user.ID, id); err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, map[string]bool{"ok": true})
@@ -85,7 +82,7 @@ func (s *Server) handleReorderPins(w http.ResponseWriter, r *http.Request, _ htt
 	if err != nil {
 		return err
 	}
-	ps, err := s.st.ReorderPins(r.Context(), who.user.ID, ids)
+	ps, err := s.svc.ReorderPins(r.Context(), who.user.ID, ids)
 	if err != nil {
 		return err
 	}

@@ -6,7 +6,6 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
-	"github.com/heraldhq/herald/service"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -21,29 +20,22 @@ func (s *Server) handlePoll(w http.ResponseWriter, r *http.Request, p httprouter
 	if err != nil {
 		return err
 	}
-	poll, err := s.st.ReadResponse(ctx, ch.ID, p.ByName("message_id"), s.svc.ExpireBefore())
-	if errors.Is(err, store.ErrNotFound) {
-		return errNotFound("no message %q in this channel", p.ByName("message_id"))
-	}
+	poll, err := s.svc.Poll(ctx, ch, p.ByName("message_id"))
 	if err != nil {
 		return err
 	}
 	w.Header().Set("Cache-Control", "no-store")
-	if poll.State == store.StatePending && !service.Answerable(poll.Actions, poll.Approval) {
+	switch {
+	case poll.Unanswerable:
 		// Nothing can answer it: say so, so that a waiting sender stops.
 		writeJSON(w, http.StatusOK, map[string]any{"status": poll.State, "answerable": false})
 		return nil
-	}
-	if poll.State != store.StateSubmitted {
+	case poll.State != store.StateSubmitted:
 		writeJSON(w, http.StatusOK, map[string]string{"status": poll.State})
 		return nil
 	}
-	stored, err := service.DecodeStoredResponse(poll.Response)
-	if err != nil {
-		return err
-	}
-	out := map[string]any{"status": poll.State, "submitted_at": ts(poll.SubmittedAt), "result": stored.Result}
-	if a := stored.Approval; a != nil {
+	out := map[string]any{"status": poll.State, "submitted_at": ts(poll.SubmittedAt), "result": poll.Result}
+	if a := poll.Approval; a != nil {
 		out["approval_status"], out["approval"] = a.Status, a.Tally
 	}
 	writeJSON(w, http.StatusOK, out)

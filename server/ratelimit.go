@@ -29,15 +29,25 @@ func (s *Server) rateLimit(w http.ResponseWriter, r *http.Request, key string, p
 		"rate limit of %d requests per minute reached; retry after %d seconds", v.Limit, max(1, secs))
 }
 
-// takeToken takes a token of key's bucket: in this process's memory on
-// SQLite; on PostgreSQL in the database, so that every replica spends the
-// same tokens (N replicas do not give a channel N times its limit). Should
-// the database fail to answer, this process's own bucket decides.
+// SharedLimits are rate-limit buckets that several servers spend from
+// together: on PostgreSQL the store's, so that N replicas do not give a
+// channel N times its limit.
+type SharedLimits interface {
+	// TakeRateToken spends one token of key's bucket of perMinute tokens
+	// a minute: ok tells whether there was one; tokens is what is left.
+	TakeRateToken(ctx context.Context, key string, perMinute int) (tokens float64, ok bool, err error)
+	// SweepRateBuckets drops the buckets idle long enough to be full.
+	SweepRateBuckets(ctx context.Context) (int64, error)
+}
+
+// takeToken takes a token of key's bucket: in the shared buckets when the
+// server has them, else in this process's memory. Should the shared
+// buckets fail to answer, this process's own bucket decides.
 func (s *Server) takeToken(ctx context.Context, key string, perMinute int) ratelimit.Verdict {
-	if !s.st.IsPostgres() {
+	if s.shared == nil {
 		return s.limits.Take(key, perMinute)
 	}
-	tokens, ok, err := s.st.TakeRateToken(ctx, key, perMinute)
+	tokens, ok, err := s.shared.TakeRateToken(ctx, key, perMinute)
 	if err != nil {
 		if ctx.Err() == nil {
 			s.log.Warn("shared rate limit unavailable; this replica's own limit applies", "err", err)

@@ -45,6 +45,7 @@ func (s *Server) routes() {
 	s.authed(get, "/v1/channels/:id/secret", s.handleGetSecret)
 	s.authed(post, "/v1/channels/:id/secret/rotate", s.handleRotateSecret)
 	s.authed(get, "/v1/channels/:id/approvers", s.handleChannelApprovers)
+	s.authed(get, "/v1/channels/:id/qr.png", s.handleChannelQR)
 	s.authed(get, "/v1/approvals/invitations", s.handleListInvitations)
 	s.authed(post, "/v1/approvals/invitations/:id/accept", s.handleAcceptInvitation)
 	s.authed(post, "/v1/approvals/invitations/:id/decline", s.handleDeclineInvitation)

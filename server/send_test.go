@@ -344,7 +344,7 @@ func TestSendValidation(t *testing.T) {
 		{"6 actions", msgPayload("actions", msgButtons(6)), "5"},
 		{"metadata", msgPayload("metadata", map[string]any{"k": "v"}), "metadata"},
 		{"metadata null", msgPayload("metadata", json.RawMessage("null")), "metadata"},
-		{"unknown field", msgPayload("tags", []string{"a"}), "tags"},
+		{"unknown field", msgPayload("colour", "red"), "colour"},
 		{"unknown field in an action", msgPayload("actions", msgActions(map[string]any{"type": "button", "label": "L", "key": "k", "color": "red"})), "color"},
 		{"action without type", msgPayload("actions", msgActions(map[string]any{"label": "L", "key": "k"})), "type"},
 		{"action of unknown type", msgPayload("actions", msgActions(map[string]any{"type": "link", "label": "L", "key": "k"})), "type"},

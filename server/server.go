@@ -1,6 +1,7 @@
 // Package server is Herald's HTTP API: routing, authentication, rate limits
-// and one handler file per resource. Handlers parse and answer; the store
-// owns the data.
+// and one handler file per resource. Handlers parse, call one service
+// method, and answer; plain listings and lookups read the store directly,
+// and every write goes through service, where the rules are.
 package server
 
 import (
@@ -44,6 +45,10 @@ type Options struct {
 	// Subscriptions are the configured app stores (NewSubscriptions); nil:
 	// none, and their endpoints answer 404.
 	Subscriptions *service.Subscriptions
+	// SharedLimits, when set, keep the rate limits' buckets for every
+	// replica on the database (PostgreSQL: the Store); nil: each bucket is
+	// in this process's memory (SQLite, one process).
+	SharedLimits SharedLimits
 	// StreamBuffer is how many events each live stream may have waiting
 	// before it falls behind and catches up from the database; default
 	// hub.DefaultBuffer.
@@ -65,11 +70,13 @@ type Server struct {
 	handler   http.Handler
 	metrics   *metrics
 	registry  *prometheus.Registry
-	limits    *ratelimit.Limiter
+	limits    *ratelimit.Limiter // this process's buckets, also when shared ones fail
+	shared    SharedLimits
 	signins   *signinThrottle
 	keyUse    *keyUse
 	providers map[string]*auth.Provider
-	subs      *service.Subscriptions
+	subs      *service.Subscriptions // the app stores, for their webhooks' credentials
+	purchases *service.Purchases     // the rules of purchases over subs
 
 	started      time.Time       // for the uptime the admin pages show
 	streams      context.Context // ends when CloseStreams is called
@@ -107,10 +114,12 @@ func New(opts Options) *Server {
 		registry:    opts.Registry,
 		metrics:     newMetrics(opts.Registry),
 		limits:      ratelimit.New(opts.Now),
+		shared:      opts.SharedLimits,
 		signins:     newSigninThrottle(opts.Now),
 		keyUse:      newKeyUse(),
 		streamsOpen: newStreamSlots(),
 		subs:        opts.Subscriptions,
+		purchases:   opts.Service.Purchases(opts.Subscriptions),
 		started:     opts.Now(),
 	}
 	s.streams, s.closeStreams = context.WithCancel(context.Background())
@@ -130,6 +139,9 @@ func New(opts Options) *Server {
 	s.router.RedirectTrailingSlash = false
 	s.router.RedirectFixedPath = false
 	s.router.NotFound = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.serveCompat(w, r) {
+			return
+		}
 		if opts.UI != nil && !strings.HasPrefix(r.URL.Path, "/v1/") {
 			opts.UI.ServeHTTP(w, r)
 			return
@@ -161,7 +173,10 @@ func (s *Server) Schedule(sch *schedule.Scheduler) {
 	sch.AtExit("api key use", 5*time.Second, flush)
 	sch.Every("rate limit buckets", 5*time.Second, func(ctx context.Context) {
 		s.limits.Sweep()
-		if _, err := s.st.SweepRateBuckets(ctx); err != nil && ctx.Err() == nil {
+		if s.shared == nil {
+			return
+		}
+		if _, err := s.shared.SweepRateBuckets(ctx); err != nil && ctx.Err() == nil {
 			s.log.Warn("sweep shared rate limits", "err", err)
 		}
 	})

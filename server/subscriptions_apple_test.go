@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/heraldhq/herald/appstore/appletest"
 	"github.com/heraldhq/herald/config"
-	"github.com/heraldhq/herald/subscription/appletest"
 )
 
 const appleBundle = "com.example.herald"

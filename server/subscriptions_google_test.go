@@ -14,16 +14,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/heraldhq/herald/appstore"
 	"github.com/heraldhq/herald/config"
 	"github.com/heraldhq/herald/internal/googletest"
 	"github.com/heraldhq/herald/store"
-	"github.com/heraldhq/herald/subscription"
 )
 
-// Google Play subscriptions, end to end: the real subscription.Play signs a
+// Google Play subscriptions, end to end: the real appstore.Play signs a
 // service-account JWT, trades it for an access token at a fake OAuth2 token
 // endpoint and reads purchases from a fake Play Developer API; the real
-// subscription.PubSub checks push tokens minted by a fake OIDC issuer.
+// appstore.PubSub checks push tokens minted by a fake OIDC issuer.
 
 const (
 	playPackage    = "com.example.herald"
@@ -178,7 +178,7 @@ func newGoogleEnv(t *testing.T) *googleEnv {
 	if env.s.subs == nil || env.s.subs.Play == nil || env.s.subs.PubSub == nil {
 		t.Fatal("NewSubscriptions did not configure Google Play and its webhook")
 	}
-	env.s.subs.PubSub = subscription.NewPubSub(pubsubAudience, pubsubEmail, playPackage, idp.URL, idp.URL+"/jwks",
+	env.s.subs.PubSub = appstore.NewPubSub(pubsubAudience, pubsubEmail, playPackage, idp.URL, idp.URL+"/jwks",
 		&http.Client{Timeout: 10 * time.Second})
 	return &googleEnv{testEnv: env, t: t, play: play, idp: idp}
 }

@@ -3,7 +3,6 @@ package service
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"testing"
 
 	"github.com/heraldhq/herald/config"
@@ -12,30 +11,23 @@ import (
 	"github.com/heraldhq/herald/store"
 )
 
-// onEachDatabase runs body on a service over an empty SQLite file and over
+// onEachDatabase runs body on the rules over an empty SQLite file and over
 // an empty PostgreSQL database: the account rules hold on both.
 func onEachDatabase(t *testing.T, body func(t *testing.T, s *Service, st *store.Store)) {
 	t.Helper()
-	for _, db := range []struct {
-		name string
-		dsn  func(t *testing.T) string
-	}{
-		{"sqlite", func(t *testing.T) string { return filepath.Join(t.TempDir(), "herald.db") }},
-		{"postgres", func(t *testing.T) string { return pgtest.NewDatabase(t) }},
-	} {
-		t.Run(db.name, func(t *testing.T) {
-			st, err := store.Open(context.Background(), db.dsn(t), store.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { st.Close() })
-			body(t, New(st, Options{DefaultPlan: config.PlanFree}), st)
-		})
-	}
+	pgtest.ForEachBackend(t, func(t *testing.T, dsn string) {
+		st, err := store.Open(context.Background(), dsn, store.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		body(t, New(st, Options{DefaultPlan: config.PlanFree}), st)
+	})
 }
 
-// wantRefusal fails t unless err is an Invalid refusal with exactly msg.
-func wantRefusal(t *testing.T, err error, msg string) {
+// wantWords fails t unless err is an Invalid refusal saying exactly msg:
+// the words the API and the command line both show.
+func wantWords(t *testing.T, err error, msg string) {
 	t.Helper()
 	var e *Error
 	if !errors.As(err, &e) || e.Kind != Invalid || e.Message != msg {
@@ -65,12 +57,12 @@ func TestAccountRefusals(t *testing.T) {
 		for _, b := range testkit.BadAccounts {
 			t.Run(b.Name, func(t *testing.T) {
 				_, err := s.CreateUser(ctx, NewUser{Email: b.Email, Password: b.Password, Plan: b.Plan})
-				wantRefusal(t, err, b.Message)
+				wantWords(t, err, b.Message)
 				switch b.Field() {
 				case "password":
-					wantRefusal(t, s.ResetPassword(ctx, u.ID, b.Password), b.Message)
+					wantWords(t, s.ResetPassword(ctx, u.ID, b.Password), b.Message)
 				case "plan":
-					wantRefusal(t, s.SetPlan(ctx, u.ID, b.Plan), b.Message)
+					wantWords(t, s.SetPlan(ctx, u.ID, b.Plan), b.Message)
 				}
 			})
 		}
@@ -179,7 +171,7 @@ func TestRevokeAPIKey(t *testing.T) {
 		if _, _, err := s.CreateAPIKey(ctx, a.ID, "  "); err == nil {
 			t.Error("a blank key name was taken")
 		} else {
-			wantRefusal(t, err, "name is required")
+			wantWords(t, err, "name is required")
 		}
 		if err := s.RevokeAPIKey(ctx, b.ID, k.ID); !errors.Is(err, ErrNotFound) {
 			t.Errorf("revoking another user's key: %v, want ErrNotFound", err)

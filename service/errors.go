@@ -20,11 +20,18 @@ const (
 	// Conflict: the thing is no longer in a state that allows this (409,
 	// with Error.Code).
 	Conflict
+	// NotFound: the thing asked for does not exist, said in words that
+	// name it (404 not_found). A thing the caller may not see is
+	// ErrNotFound instead, which says nothing more.
+	NotFound
+	// Unavailable: a service Herald must ask did not answer; the caller
+	// may try again later (503, with Error.Code).
+	Unavailable
 )
 
 // Error is a refusal a caller is meant to read: its Kind, a code for
-// conflicts (already_responded, already_voted) and a message that says
-// what to do. Anything that is not an *Error (or store.ErrNotFound, for a
+// conflicts (already_responded, already_voted) and for unavailability
+// (provider_unavailable), and a message that says what to do. Anything that is not an *Error (or store.ErrNotFound, for a
 // thing the caller may not see) is an internal failure.
 type Error struct {
 	Kind    Kind
@@ -48,6 +55,14 @@ func forbidden(format string, args ...any) *Error {
 
 func conflict(code, format string, args ...any) *Error {
 	return &Error{Kind: Conflict, Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+func notFound(format string, args ...any) *Error {
+	return &Error{Kind: NotFound, Message: fmt.Sprintf(format, args...)}
+}
+
+func unavailable(code, format string, args ...any) *Error {
+	return &Error{Kind: Unavailable, Code: code, Message: fmt.Sprintf(format, args...)}
 }
 
 // message is the text of a refusal made by this package.

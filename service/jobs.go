@@ -19,8 +19,8 @@ const (
 	// indexDelay is how long the search indexer lets a burst of sends
 	// gather before it indexes them; indexBatch, how many messages one
 	// write indexes.
-	indexDelay = 200 * time.Millisecond
-	indexBatch = 1000
+	indexDelay = time.Second
+	indexBatch = 5000
 )
 
 // Schedule adds the rules' background jobs to sch: the sweep, the

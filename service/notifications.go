@@ -51,11 +51,14 @@ func (s *Service) RespondFromNotification(ctx context.Context, who *store.User, 
 	return s.Respond(ctx, who, messageID, action, responses)
 }
 
-// ResubscribeDevice replaces the subscription of web device deviceID when
-// the browser rotated it: the service worker, which cannot send the CSRF
+// ResubscribeDevice replaces the subscription of web device deviceID with
+// pushToken (checked as at registration) when the browser rotated it: the service worker, which cannot send the CSRF
 // token, proves with the token it was given at registration that it acts
 // for the session that registered the device.
 func (s *Service) ResubscribeDevice(ctx context.Context, who *store.User, sessionID, deviceID, token, pushToken string) (*store.Device, error) {
+	if err := checkPushToken("web", pushToken); err != nil {
+		return nil, err
+	}
 	err := s.checkDeviceToken(ctx, who, sessionID, deviceID, token, func(key []byte) string {
 		return push.ResubscribeToken(key, deviceID, sessionID)
 	})

@@ -350,3 +350,37 @@ func checkValue(f FormField, raw json.RawMessage) error {
 func chars(s string) int { return utf8.RuneCountInString(s) }
 
 func isNull(raw json.RawMessage) bool { return strings.TrimSpace(string(raw)) == "null" }
+
+// storedExtras is how Extras are kept in the store: as sent, with the
+// ntfy priority that Herald's own JSON may not set.
+type storedExtras struct {
+	Extras
+	NtfyPriority int `json:"ntfy_priority,omitempty"`
+}
+
+// EncodeExtras is the stored form of e: nil when it holds nothing, so a
+// plain message stores nothing more.
+func EncodeExtras(e *Extras) (json.RawMessage, error) {
+	if e.empty() {
+		return nil, nil
+	}
+	return json.Marshal(storedExtras{Extras: *e, NtfyPriority: e.NtfyPriority})
+}
+
+// DecodeExtras reads the stored form of a message's extras; nil is none.
+func DecodeExtras(doc json.RawMessage) (Extras, error) {
+	var se storedExtras
+	if len(doc) == 0 {
+		return se.Extras, nil
+	}
+	if err := json.Unmarshal(doc, &se); err != nil {
+		return Extras{}, err
+	}
+	se.Extras.NtfyPriority = se.NtfyPriority
+	return se.Extras, nil
+}
+
+func (e *Extras) empty() bool {
+	return len(e.Tags) == 0 && e.Click == "" && e.Icon == "" && e.Attach == "" && !e.Markdown &&
+		e.SequenceID == "" && e.NtfyPriority == 0
+}

@@ -1,8 +1,9 @@
-// Package service holds Herald's rules: what a send must be, who may see
-// and answer a message and how, how an approval resolves, what is stored as
-// an answer and what goes out as a callback, API keys, the caps of each
-// plan on what a user may create, the server's Web Push keys, and the plan
-// a subscription pays for. The HTTP handlers (server) and the command line
+// Package service holds Herald's rules: what a send must be, who may see,
+// answer, list, delete and redeliver a message and how, the poll, how an
+// approval resolves, what is stored as an answer and what goes out as a
+// callback, what a channel, device, folder and pin may be, API keys, the
+// caps of each plan on what a user may create, the server's Web Push keys,
+// and the plan an in-app purchase pays for. Every write goes through it. The HTTP handlers (server) and the command line
 // call it; it calls the store. It knows nothing of HTTP: a refusal is an
 // *Error of a Kind, which the caller turns into its own terms.
 package service

@@ -66,7 +66,8 @@ func (s *Store) UsersByEmails(ctx context.Context, emails []string) ([]User, err
 	for i, e := range emails {
 		args[i] = strings.TrimSpace(e)
 	}
-	q := "SELECT " + userCols + " FROM users u WHERE " + s.userEmail() + " IN (" + s.emailArg() + strings.Repeat(", "+s.emailArg(), len(emails)-1) + ")"
+	col, arg := s.dialect.userEmail()
+	q := "SELECT " + userCols + " FROM users u WHERE " + col + " IN (" + arg + strings.Repeat(", "+arg, len(emails)-1) + ")"
 	return s.queryUsers(ctx, q, args...)
 }
 

@@ -25,6 +25,13 @@ func forEachBackend(t *testing.T, body func(t *testing.T, dsn string)) {
 	t.Run("postgres", func(t *testing.T) { body(t, pgtest.NewDatabase(t)) })
 }
 
+// onPostgres reports whether s is on PostgreSQL, for a test whose own SQL
+// differs.
+func onPostgres(s *Store) bool {
+	_, ok := s.dialect.(postgresDialect)
+	return ok
+}
+
 // freshDSN names another empty database of the kind dsn names, for a test
 // that needs several.
 func freshDSN(t *testing.T, dsn string) string {

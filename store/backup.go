@@ -32,7 +32,7 @@ func backupTempPrefix(dst string) string {
 // dst or the whole new one. It first removes what killed backups to dst
 // left behind.
 func (s *Store) Backup(ctx context.Context, dst string) error {
-	if s.pg {
+	if !s.dialect.file() {
 		return ErrPostgres{What: "backup", Instead: "back a PostgreSQL database up with pg_dump (pg_dump -Fc -f herald.dump <database url>) or the server's own backups"}
 	}
 	if err := removeStaleBackups(dst); err != nil {

@@ -177,7 +177,7 @@ func (s *Store) AnswerInvitation(ctx context.Context, userID, email, id string, 
 		}
 		if accept {
 			_, err = tx.Exec(`INSERT INTO message_approvers (user_id, channel_id, position, message_id)
-				SELECT DISTINCT CAST(?1 AS TEXT), m.channel_id, m.rowid, m.id FROM messages m, `+s.approvers("m")+`
+				SELECT DISTINCT CAST(?1 AS TEXT), m.channel_id, m.rowid, m.id FROM messages m, `+s.dialect.approvers("m")+`
 				WHERE m.channel_id = ?2 AND m.approval IS NOT NULL AND j.value IN (
 					SELECT entry FROM channel_approvers WHERE channel_id = ?2 AND user_id = ?1 AND state = 'accepted')
 				ON CONFLICT DO NOTHING`, userID, channelID)

@@ -45,13 +45,8 @@ type fairQueue struct {
 
 // claimSQL is the fair claim of q, for this store's database.
 func (s *Store) claimSQL(q fairQueue) string {
-	lock := ""
-	if s.pg {
-		// Of the queue's rows only: a joined channel is not locked.
-		lock = " FOR UPDATE OF j SKIP LOCKED"
-	}
 	return strings.NewReplacer("{table}", q.table, "{from}", q.from, "{owner}", q.owner, "{queued}", q.queued,
-		"{lock}", lock, "{returning}", q.returning).Replace(claimFairSQL)
+		"{lock}", s.dialect.claimLock(), "{returning}", q.returning).Replace(claimFairSQL)
 }
 
 // noShare is a share no owner reaches: a claim without a bound per owner.

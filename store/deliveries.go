@@ -74,7 +74,7 @@ func (s *Store) insertDelivery(tx *writeTx, messageID string, d *NewDelivery, no
 // On PostgreSQL it does nothing: other replicas' claims are alive, and a
 // dead replica's come back when their lease runs out.
 func (s *Store) ReleaseLeases(ctx context.Context) error {
-	if s.pg {
+	if s.dialect.replicas() {
 		return nil
 	}
 	_, err := s.sweep(ctx, "release leases", "UPDATE deliveries SET lease_until = NULL WHERE lease_until IS NOT NULL")
@@ -237,7 +237,7 @@ func (s *Store) DeliveryLog(ctx context.Context, messageID string) (*DeliverySta
 	// the same snapshot even while a worker records an attempt.
 	// One snapshot for the delivery and its attempts: SQLite's read
 	// transactions are one; PostgreSQL's need repeatable read for it.
-	tx, err := s.read.BeginTx(ctx, &sql.TxOptions{ReadOnly: true, Isolation: s.snapshot()})
+	tx, err := s.read.BeginTx(ctx, &sql.TxOptions{ReadOnly: true, Isolation: s.dialect.snapshot()})
 	if err != nil {
 		return nil, nil, fmt.Errorf("store: delivery log %s: %w", messageID, err)
 	}

@@ -8,14 +8,70 @@ import (
 )
 
 // The store's SQL is written once, for SQLite, with ? placeholders, and
-// kept to what PostgreSQL runs as well. The few statements that differ
-// choose by Store.pg. db and tx rewrite the placeholders for PostgreSQL
-// on the way out, so the queries read the same for both.
+// kept to what PostgreSQL runs as well. What differs between the two is the
+// store's dialect, chosen when it opens: SQLite's (dialect_sqlite.go) or
+// PostgreSQL's (dialect_postgres.go). db and tx rewrite the placeholders
+// for PostgreSQL on the way out, so the queries read the same for both.
+
+// dialect is what the store's two databases do differently. Each method is
+// called once per store, per batch or per query it shapes, never per
+// statement of the send path: db and tx bind a statement's arguments by a
+// flag of their own (numbered).
+type dialect interface {
+	// migrations is the directory of the database's migrations.
+	migrations() string
+	// lockMigrations keeps other processes from migrating the database
+	// until unlock, so that replicas started together apply each
+	// migration once, one after the other.
+	lockMigrations(ctx context.Context, conn *sql.Conn) (unlock func(), err error)
+	// prepare prepares the writer's statements of the database's own.
+	prepare(s *Store, prep func(d *db, q string) *sql.Stmt)
+	// runner returns the function that runs one write of a batch in tx,
+	// whose error undoes only its own changes and goes only to its own
+	// caller (*errp); a non-nil return is an error of the transaction
+	// itself, which fails the whole batch. flush runs what run kept for
+	// later (on PostgreSQL its rows, and the NOTIFY of what the batch
+	// marked: pgrows.go); the batch calls it before its commit.
+	runner(s *Store, tx *writeTx) (run func(req *writeReq, errp *error) error, flush func() error)
+	// start starts what runs beside the writer once the store is open,
+	// and returns once it is ready.
+	start(ctx context.Context, s *Store) error
+
+	// approvers is a FROM item: the approvers listed in the approval rule
+	// of message row m, one row each, named j with the user id in j.value.
+	approvers(m string) string
+	// userEmail is the column (of users u) and the argument that compare
+	// emails without regard to case.
+	userEmail() (col, arg string)
+	// claimLock ends the SELECT of a fair claim (claims.go).
+	claimLock() string
+	// eventHorizon selects the newest event id whose event, and every one
+	// before it, is committed; eventHistory selects that and the oldest
+	// event id kept (see EventHorizon and EventHistory).
+	eventHorizon() string
+	eventHistory() string
+	// snapshot is the isolation level of a read transaction whose
+	// statements must all see the same commits.
+	snapshot() sql.IsolationLevel
+
+	// indexForSearch and searchWalks are IndexForSearch and the walk of a
+	// search (messagelist.go) on the database's own search index.
+	indexForSearch(ctx context.Context, s *Store, n int) (int, error)
+	searchWalks(s *Store, q MessageQuery, conds []stateCond) ([]walk, error)
+
+	// file reports whether the database is one file this process opened,
+	// which the store itself backs up, rebuilds and trims; a database
+	// server (PostgreSQL) has its own tools for those.
+	file() bool
+	// replicas reports whether other Herald processes may share the
+	// database, with its queues and its shared rate limits.
+	replicas() bool
+}
 
 // db is a connection pool that speaks the store's SQL to either database.
 type db struct {
 	*sql.DB
-	pg bool
+	numbered bool // the driver takes $N placeholders (see bind)
 }
 
 func (d *db) Query(q string, args ...any) (*sql.Rows, error) {
@@ -31,22 +87,22 @@ func (d *db) Exec(q string, args ...any) (sql.Result, error) {
 }
 
 func (d *db) QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
-	q, args = bind(d.pg, q, args)
+	q, args = bind(d.numbered, q, args)
 	return d.DB.QueryContext(ctx, q, args...)
 }
 
 func (d *db) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row {
-	q, args = bind(d.pg, q, args)
+	q, args = bind(d.numbered, q, args)
 	return d.DB.QueryRowContext(ctx, q, args...)
 }
 
 func (d *db) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {
-	q, args = bind(d.pg, q, args)
+	q, args = bind(d.numbered, q, args)
 	return d.DB.ExecContext(ctx, q, args...)
 }
 
 func (d *db) PrepareContext(ctx context.Context, q string) (*sql.Stmt, error) {
-	q, _ = bind(d.pg, q, nil)
+	q, _ = bind(d.numbered, q, nil)
 	return d.DB.PrepareContext(ctx, q)
 }
 
@@ -55,13 +111,13 @@ func (d *db) BeginTx(ctx context.Context, opts *sql.TxOptions) (*tx, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &tx{Tx: t, pg: d.pg}, nil
+	return &tx{Tx: t, numbered: d.numbered}, nil
 }
 
 // tx is a transaction of a db.
 type tx struct {
 	*sql.Tx
-	pg bool
+	numbered bool // as db's
 }
 
 func (t *tx) Exec(q string, args ...any) (sql.Result, error) {
@@ -69,7 +125,7 @@ func (t *tx) Exec(q string, args ...any) (sql.Result, error) {
 }
 
 func (t *tx) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {
-	q, args = bind(t.pg, q, args)
+	q, args = bind(t.numbered, q, args)
 	return t.Tx.ExecContext(ctx, q, args...)
 }
 
@@ -78,7 +134,7 @@ func (t *tx) Query(q string, args ...any) (*sql.Rows, error) {
 }
 
 func (t *tx) QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
-	q, args = bind(t.pg, q, args)
+	q, args = bind(t.numbered, q, args)
 	return t.Tx.QueryContext(ctx, q, args...)
 }
 
@@ -87,22 +143,22 @@ func (t *tx) QueryRow(q string, args ...any) *sql.Row {
 }
 
 func (t *tx) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row {
-	q, args = bind(t.pg, q, args)
+	q, args = bind(t.numbered, q, args)
 	return t.Tx.QueryRowContext(ctx, q, args...)
 }
 
 // bindArgs is bind for the arguments of a prepared statement.
-func bindArgs(pg bool, args []any) []any {
-	_, args = bind(pg, "", args)
+func bindArgs(numbered bool, args []any) []any {
+	_, args = bind(numbered, "", args)
 	return args
 }
 
-// bind rewrites a query and its arguments for PostgreSQL: ? becomes $1,
-// $2, ... in order and ?N becomes $N; booleans, which SQLite stores as 0
-// and 1 and the schema keeps as integers on both, are passed as integers.
-// For SQLite it returns them as they are.
-func bind(pg bool, q string, args []any) (string, []any) {
-	if !pg {
+// bind rewrites a query and its arguments for a numbered driver
+// (PostgreSQL): ? becomes $1, $2, ... in order and ?N becomes $N; booleans,
+// which SQLite stores as 0 and 1 and the schema keeps as integers on both,
+// are passed as integers. For SQLite it returns them as they are.
+func bind(numbered bool, q string, args []any) (string, []any) {
+	if !numbered {
 		return q, args
 	}
 	copied := false
@@ -174,49 +230,4 @@ func rebind(q string) string {
 		}
 	}
 	return b.String()
-}
-
-// approvers is a FROM item: the approvers listed in the approval rule of
-// message row m, one row each, named j with the user id in j.value.
-func (s *Store) approvers(m string) string {
-	if s.pg {
-		return "herald_approvers(" + m + ".approval) AS j(value)" // json_each's rows, in the PostgreSQL schema
-	}
-	return "json_each(" + m + ".approval, '$.approvers') j"
-}
-
-// skipLocked ends a SELECT that picks queued jobs to claim: on PostgreSQL
-// rows another transaction has locked are passed over. (Writer
-// transactions run one at a time, so this is a second line of defence.)
-func (s *Store) skipLocked() string {
-	if s.pg {
-		return " FOR UPDATE SKIP LOCKED"
-	}
-	return ""
-}
-
-// userEmail and emailArg compare emails without regard to case: SQLite's
-// users.email column has COLLATE NOCASE; PostgreSQL's unique index is on
-// lower(email), which these use.
-func (s *Store) userEmail() string {
-	if s.pg {
-		return "lower(u.email)"
-	}
-	return "u.email"
-}
-
-func (s *Store) emailArg() string {
-	if s.pg {
-		return "lower(?)"
-	}
-	return "?"
-}
-
-// snapshot is the isolation level of a read transaction whose statements
-// must all see the same commits.
-func (s *Store) snapshot() sql.IsolationLevel {
-	if s.pg {
-		return sql.LevelRepeatableRead
-	}
-	return sql.LevelDefault // a SQLite transaction reads one snapshot
 }

@@ -15,12 +15,8 @@ const eventColumns = "id, user_id, type, message_id, channel_id, created_at"
 // it is the newest committed event instead: writer transactions commit one
 // at a time (postgres.go), so every smaller id has committed or never will.
 func (s *Store) EventHorizon(ctx context.Context) (int64, error) {
-	q := `SELECT COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'events'), 0)`
-	if s.pg {
-		q = `SELECT COALESCE(MAX(id), 0) FROM events`
-	}
 	var n int64
-	err := s.read.QueryRowContext(ctx, q).Scan(&n)
+	err := s.st.eventHorizon.QueryRowContext(ctx).Scan(&n)
 	if err != nil {
 		return 0, fmt.Errorf("store: event horizon: %w", err)
 	}

@@ -82,15 +82,7 @@ type EventHistory struct {
 func (s *Store) EventHistory(ctx context.Context) (EventHistory, error) {
 	var h EventHistory
 	var oldest sql.NullInt64
-	q := `SELECT COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'events'), 0), (SELECT MIN(id) FROM events)`
-	if s.pg {
-		// The newest committed id (see EventHorizon). Should the newest
-		// events be deleted, a stream that had seen them is told to reset
-		// (it is "newer than any event") and replays what is kept: nothing
-		// is lost.
-		q = `SELECT COALESCE(MAX(id), 0), MIN(id) FROM events`
-	}
-	err := s.read.QueryRowContext(ctx, q).Scan(&h.Last, &oldest)
+	err := s.read.QueryRowContext(ctx, s.dialect.eventHistory()).Scan(&h.Last, &oldest)
 	if err != nil {
 		return h, fmt.Errorf("store: event history: %w", err)
 	}

@@ -132,7 +132,8 @@ func (s *Store) claimEmail(tx *writeTx, in OIDCSignIn, now time.Time) (*User, bo
 	}
 	created := false
 	var ownVerified bool
-	u, err := scanUser(tx.QueryRow("SELECT "+userCols+", u.email_verified FROM users u WHERE "+s.userEmail()+" = "+s.emailArg(), in.Email), &ownVerified)
+	col, arg := s.dialect.userEmail()
+	u, err := scanUser(tx.QueryRow("SELECT "+userCols+", u.email_verified FROM users u WHERE "+col+" = "+arg, in.Email), &ownVerified)
 	switch {
 	case err == nil && !(in.LinkByEmail && ownVerified):
 		return nil, false, ErrEmailTaken

@@ -75,7 +75,7 @@ func (s *Store) ListMessages(ctx context.Context, q MessageQuery) (*MessagePage,
 	var walks []walk
 	switch {
 	case q.Search != "":
-		walks, err = s.searchWalks(q, conds)
+		walks, err = s.dialect.searchWalks(s, q, conds)
 	case q.Approver != "":
 		channels := []string{q.ChannelID}
 		if q.ChannelID == "" {
@@ -138,10 +138,8 @@ func (s *Store) ownedChannels(ctx context.Context, userID string) ([]string, err
 // it: the index's readers are each channel's owner and the entries of the
 // message's rule as written, whether or not they accepted it, so that an
 // approver's match is kept only when message_approvers lists it for them.
-func (s *Store) searchWalks(q MessageQuery, conds []stateCond) ([]walk, error) {
-	if s.pg {
-		return searchWalksPG(q, conds)
-	}
+// This is SQLite's (dialect.searchWalks).
+func (s *Store) searchWalksSQLite(q MessageQuery, conds []stateCond) ([]walk, error) {
 	match, err := searchMatch(q)
 	if err != nil {
 		return nil, err

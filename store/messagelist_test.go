@@ -32,7 +32,7 @@ func fillTitled(t testing.TB, s *Store, ch *Channel, n int, prefix, approver str
 				'normal', '[]', NULL, 1, 'pending', i,
 				CASE WHEN ?4 != '' AND i % 2 = 0 THEN json_object('required_count', 1, 'approvers', json_array(?4), 'window_seconds', 3600) END
 			FROM seq`
-		if s.pg {
+		if onPostgres(s) {
 			q = `INSERT INTO messages (id, channel_id, title, body, priority, actions, callback_url, muted, state, created_at, approval)
 			SELECT 'msg_' || ?2 || '_' || lpad(i::text, 8, '0'), ?2, ?3 || ' ' || i,
 				CASE WHEN i % 7 = 0 THEN 'pods restarted on kubernetes node ' || i ELSE 'all fine ' || i END,
@@ -203,7 +203,7 @@ func TestListQueryPlans(t *testing.T) {
 		"search as approver": {UserID: "u", Approver: "u", Search: "backup"},
 	} {
 		for _, c := range [][]stateCond{all, pending} {
-			walks, err := f.s.searchWalks(q, c)
+			walks, err := f.s.searchWalksSQLite(q, c)
 			if err != nil || len(walks) != 1 {
 				t.Fatalf("%s: %d walks, %v", name, len(walks), err)
 			}
@@ -318,7 +318,7 @@ func TestSearchMessages(t *testing.T) {
 			t.Fatalf("found before indexing: %q", got)
 		}
 		steps := 2
-		if f.s.pg {
+		if onPostgres(f.s) {
 			steps = 1
 		}
 		if n, err := f.s.IndexForSearch(ctx, 100); err != nil || n != steps {
@@ -345,7 +345,7 @@ func TestSearchIndexForgetsEveryDeletedMessage(t *testing.T) {
 			t.Helper()
 			var ids []int64
 			q, args := "SELECT rowid FROM messages_fts WHERE messages_fts MATCH ?", []any{`"` + word + `"`}
-			if s.pg {
+			if onPostgres(s) {
 				q, args = "SELECT rowid FROM messages_fts WHERE words @@ CAST(? AS tsquery) OR ? = ANY(readers)", []any{"'" + strings.ToLower(word) + "'", word}
 			}
 			rows, err := s.read.QueryContext(ctx, q, args...)
@@ -466,7 +466,7 @@ func TestSearchIndexForgetsEveryDeletedMessage(t *testing.T) {
 			}
 			indexAll()
 		}
-		if s.pg { // the index holds only messages that exist
+		if onPostgres(s) { // the index holds only messages that exist
 			var orphans int
 			if err := s.read.QueryRowContext(ctx, "SELECT count(*) FROM messages_fts WHERE rowid NOT IN (SELECT rowid FROM messages)").Scan(&orphans); err != nil || orphans != 0 {
 				t.Fatalf("search index holds %d entries of deleted messages (%v)", orphans, err)

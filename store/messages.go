@@ -58,7 +58,8 @@ type Message struct {
 
 const messageCols = `m.id, m.channel_id, (SELECT user_id FROM channels WHERE id = m.channel_id), m.title, m.body, m.priority, m.actions, m.callback_url, m.muted,
 	m.approval, m.state, m.response, m.submitted_at, m.created_at,
-	d.state, d.attempts, d.last_status_code, d.next_attempt_at, COALESCE(m.approval_status, ''), m.approval_deadline, m.outcome`
+	d.state, d.attempts, d.last_status_code, d.next_attempt_at, COALESCE(m.approval_status, ''), m.approval_deadline, m.outcome,
+	m.extras, COALESCE(m.sequence_id, ''), m.deliver_at, m.ephemeral, m.no_push`
 
 // messageFrom joins each message with its delivery job, if any.
 const messageFrom = " FROM messages m LEFT JOIN deliveries d ON d.message_id = m.id "
@@ -70,10 +71,11 @@ func scanMessage(row scanner) (*Message, error) {
 	var submitted sql.NullInt64
 	var created int64
 	var dState sql.NullString
-	var dAttempts, dCode, dNext, deadline sql.NullInt64
+	var dAttempts, dCode, dNext, deadline, deliverAt sql.NullInt64
+	var extras sql.NullString
 	err := row.Scan(&m.ID, &m.ChannelID, &m.OwnerID, &m.Title, &m.Body, &m.Priority, &actions, &callback, &m.Muted,
 		&approval, &m.State, &response, &submitted, &created, &dState, &dAttempts, &dCode, &dNext,
-		&m.ApprovalStatus, &deadline, &outcome)
+		&m.ApprovalStatus, &deadline, &outcome, &extras, &m.SequenceID, &deliverAt, &m.Ephemeral, &m.NoPush)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, ErrNotFound
 	}
@@ -99,6 +101,10 @@ func scanMessage(row scanner) (*Message, error) {
 	m.SubmittedAt = nullTime(submitted)
 	m.CreatedAt = fromMS(created)
 	m.ApprovalDeadline = nullTime(deadline)
+	if extras.Valid {
+		m.Extras = json.RawMessage(extras.String)
+	}
+	m.DeliverAt = nullTime(deliverAt)
 	if dState.Valid {
 		m.Delivery = &DeliveryStatus{State: dState.String, Attempts: int(dAttempts.Int64)}
 		fillStatus(m.Delivery, dCode, dNext)
@@ -122,7 +128,8 @@ func (s *Store) CreateMessage(ctx context.Context, m *Message) error {
 		deadline = ms(d)
 	}
 	args := []any{m.ID, m.ChannelID, m.Title, m.Body, m.Priority, string(m.Actions), m.CallbackURL, m.Muted,
-		approvalJSON(m.Approval), m.State, ms(m.CreatedAt), deadline}
+		approvalJSON(m.Approval), m.State, ms(m.CreatedAt), deadline,
+		nullText(m.Extras), nullString(m.SequenceID), nullMS(m.DeliverAt), m.Ephemeral, m.NoPush}
 	marks := []string{TopicEvents}
 	if deadline != nil {
 		marks = append(marks, TopicApprovals)
@@ -317,4 +324,12 @@ func (s *Store) pollState(ctx context.Context, channelID, id string) (string, ti
 		return "", time.Time{}, Poll{}, fmt.Errorf("store: poll %s: %w", id, err)
 	}
 	return state, fromMS(submitted.Int64), Poll{State: state, Actions: json.RawMessage(actions.String), Approval: approval}, nil
+}
+
+// nullText stores an absent JSON document as NULL.
+func nullText(doc json.RawMessage) any {
+	if len(doc) == 0 {
+		return nil
+	}
+	return string(doc)
 }

@@ -26,14 +26,6 @@ type migration struct {
 	sql     string
 }
 
-// migrationDir is where the store's database finds its migrations.
-func (s *Store) migrationDir() string {
-	if s.pg {
-		return "migrations/postgres"
-	}
-	return "migrations/sqlite"
-}
-
 func loadMigrations(dir string) ([]migration, error) {
 	entries, err := fs.ReadDir(migrationFiles, dir)
 	if err != nil {
@@ -61,7 +53,7 @@ func loadMigrations(dir string) ([]migration, error) {
 // the schema as it was. On PostgreSQL it holds an advisory lock meanwhile:
 // replicas started together apply each migration once, one after the other.
 func (s *Store) migrate(ctx context.Context) error {
-	list, err := loadMigrations(s.migrationDir())
+	list, err := loadMigrations(s.dialect.migrations())
 	if err != nil {
 		return err
 	}
@@ -70,12 +62,11 @@ func (s *Store) migrate(ctx context.Context) error {
 		return fmt.Errorf("store: migrate: %w", err)
 	}
 	defer conn.Close()
-	if s.pg {
-		if _, err := conn.ExecContext(ctx, "SELECT pg_advisory_lock($1)", int64(migrateLockKey)); err != nil {
-			return fmt.Errorf("store: migration lock: %w", err)
-		}
-		defer conn.ExecContext(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock($1)", int64(migrateLockKey))
+	unlock, err := s.dialect.lockMigrations(ctx, conn)
+	if err != nil {
+		return err
 	}
+	defer unlock()
 	if _, err := conn.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
 		version BIGINT PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)`); err != nil {
 		return fmt.Errorf("store: create schema_migrations: %w", err)
@@ -94,7 +85,7 @@ func (s *Store) apply(ctx context.Context, conn *sql.Conn, m migration) error {
 		return fmt.Errorf("store: migration %s: %w", m.name, err)
 	}
 	defer t.Rollback()
-	tx := &tx{Tx: t, pg: s.pg}
+	tx := &tx{Tx: t, numbered: s.write.numbered}
 	var n int
 	if err := tx.QueryRow("SELECT count(*) FROM schema_migrations WHERE version = ?", m.version).Scan(&n); err != nil {
 		return fmt.Errorf("store: migration %s: %w", m.name, err)
@@ -110,6 +101,16 @@ func (s *Store) apply(ctx context.Context, conn *sql.Conn, m migration) error {
 		return fmt.Errorf("store: record migration %s: %w", m.name, err)
 	}
 	return tx.Commit()
+}
+
+// LatestSchemaVersion is the schema version this binary's migrations
+// reach, the same on both databases.
+func LatestSchemaVersion() (int, error) {
+	list, err := loadMigrations(sqliteDialect{}.migrations())
+	if err != nil {
+		return 0, err
+	}
+	return list[len(list)-1].version, nil
 }
 
 // SchemaVersion returns the highest applied migration.

@@ -177,7 +177,8 @@ func TestRowsShareOneStatement(t *testing.T) {
 		errs := make([]error, len(channels))
 		for i, ch := range channels {
 			now := f.s.now()
-			args := []any{NewSortableID("msg_", now), ch.ID, fmt.Sprint(i), "", "normal", "[]", nil, false, nil, StatePending, ms(now), nil}
+			args := []any{NewSortableID("msg_", now), ch.ID, fmt.Sprint(i), "", "normal", "[]", nil, false, nil, StatePending, ms(now), nil,
+				nil, nil, nil, false, false}
 			req := &writeReq{ctx: ctx, single: true, row: &rowWrite{ins: insertMessages, args: args},
 				fn: func(tx *writeTx) error { _, err := tx.ExecStmt(f.s.st.insertMessage, args...); return err }}
 			if err := b.run(req, &errs[i]); err != nil {

@@ -40,12 +40,6 @@ const (
 // notifyChannel is the LISTEN/NOTIFY channel a committed write's topics go on.
 const notifyChannel = "herald_wake"
 
-// IsPostgresURL reports whether dsn names a PostgreSQL database rather than
-// a SQLite file.
-func IsPostgresURL(dsn string) bool {
-	return strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://")
-}
-
 // openPostgres opens the database at url (see Open).
 func openPostgres(ctx context.Context, url string, opts Options) (*Store, error) {
 	cfg, err := pgx.ParseConfig(url)
@@ -75,11 +69,11 @@ func openPostgres(ctx context.Context, url string, opts Options) (*Store, error)
 	// 160-230 ms of compiling for four rows.
 	cfg.RuntimeParams["jit"] = "off"
 
-	write := &db{DB: stdlib.OpenDB(*cfg), pg: true}
+	write := &db{DB: stdlib.OpenDB(*cfg), numbered: true}
 	write.SetMaxOpenConns(1)
 	write.SetMaxIdleConns(1)
 	write.SetConnMaxIdleTime(0)
-	read := &db{DB: stdlib.OpenDB(*cfg), pg: true}
+	read := &db{DB: stdlib.OpenDB(*cfg), numbered: true}
 	n := max(4, runtime.GOMAXPROCS(0)*2)
 	read.SetMaxOpenConns(n)
 	read.SetMaxIdleConns(n)
@@ -98,16 +92,49 @@ func openPostgres(ctx context.Context, url string, opts Options) (*Store, error)
 	// all takeLoop, which runs one statement at a time, uses.
 	lcfg := cfg.Copy()
 	lcfg.RuntimeParams["synchronous_commit"] = "off"
-	limits := &db{DB: stdlib.OpenDB(*lcfg), pg: true}
+	limits := &db{DB: stdlib.OpenDB(*lcfg), numbered: true}
 	limits.SetMaxOpenConns(1)
 	limits.SetMaxIdleConns(1)
 	limits.SetConnMaxIdleTime(5 * time.Minute)
 
-	s := newStore(write, read, opts)
-	s.pg = true
+	s := newStore(postgresDialect{}, write, read, opts)
 	s.listen = cfg
 	s.limits = limits
 	return s, nil
+}
+
+// ExclusivePostgresTx runs fn in one transaction on a PostgreSQL connection
+// of its own, which holds the lock of every replica's writer from its start
+// until it commits: no replica writes meanwhile. It commits if fn returns
+// nil. The transaction may stay open for as long as fn takes: the store's
+// bound on idle transactions does not apply to it. It is for loading a
+// whole database (herald migrate-data); on SQLite it fails.
+func (s *Store) ExclusivePostgresTx(ctx context.Context, fn func(t pgx.Tx) error) error {
+	if s.listen == nil {
+		return errors.New("store: an exclusive transaction needs a PostgreSQL database")
+	}
+	cfg := s.listen.Copy()
+	cfg.RuntimeParams["idle_in_transaction_session_timeout"] = "0"
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		return fmt.Errorf("store: exclusive transaction: connect: %w", err)
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	t, err := conn.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("store: exclusive transaction: begin: %w", err)
+	}
+	defer t.Rollback(context.WithoutCancel(ctx))
+	if _, err := t.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", int64(writerLockKey)); err != nil {
+		return fmt.Errorf("store: exclusive transaction: writer lock: %w", err)
+	}
+	if err := fn(t); err != nil {
+		return err
+	}
+	if err := t.Commit(ctx); err != nil {
+		return fmt.Errorf("store: exclusive transaction: commit: %w", err)
+	}
+	return nil
 }
 
 // listenLoop LISTENs for other replicas' commits on a connection of its

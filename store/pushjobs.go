@@ -42,7 +42,7 @@ type PushRetry struct {
 // ReleasePushLeases frees every claimed push job (at start). On
 // PostgreSQL it does nothing, as ReleaseLeases.
 func (s *Store) ReleasePushLeases(ctx context.Context) error {
-	if s.pg {
+	if s.dialect.replicas() {
 		return nil
 	}
 	_, err := s.sweep(ctx, "release push leases", "UPDATE push_jobs SET lease_until = NULL WHERE lease_until IS NOT NULL")

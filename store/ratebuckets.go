@@ -74,7 +74,7 @@ type takeResult struct {
 // tokens a minute. ok tells whether there was one; tokens is what is left.
 // A caller that gives up returns at once; its take may still be spent.
 func (s *Store) TakeRateToken(ctx context.Context, key string, perMinute int) (tokens float64, ok bool, err error) {
-	if !s.pg {
+	if !s.dialect.replicas() {
 		return 0, false, errPostgresOnly
 	}
 	req := &takeReq{key: key, perMinute: perMinute, done: make(chan takeResult, 1)}
@@ -212,7 +212,7 @@ func (s *Store) runTakes(reqs []*takeReq) (later []*takeReq) {
 // SweepRateBuckets deletes the shared buckets untouched for over a minute:
 // full again by then, they are the same as none.
 func (s *Store) SweepRateBuckets(ctx context.Context) (int64, error) {
-	if !s.pg {
+	if !s.dialect.replicas() {
 		return 0, nil
 	}
 	return s.sweep(ctx, "sweep rate buckets", "DELETE FROM rate_buckets WHERE updated_at < ?", ms(s.now().Add(-time.Minute-time.Second)))

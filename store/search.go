@@ -52,10 +52,13 @@ CREATE VIRTUAL TABLE IF NOT EXISTS messages_fts USING fts5(
 );`
 
 // openSearch opens the index's file at path with one connection, creating
-// it and its tables if needed. Its commits are synchronous(full) whatever
-// the main file's setting: the indexer drops the log rows it has applied
-// from the main file once the index has committed them.
-func openSearch(ctx context.Context, path string, busy time.Duration) (*db, error) {
+// it and its tables if needed, with the main file (mainPath) attached as
+// the schema "src": the indexer reads the messages and the delete log
+// from there and adds them to the index in one statement, without copying
+// a row through Go. Its commits are synchronous(full) whatever the main
+// file's setting: the indexer drops the log rows it has applied from the
+// main file once the index has committed them.
+func openSearch(ctx context.Context, path, mainPath string, busy time.Duration) (*db, error) {
 	err := createPrivate(path)
 	if err != nil && !errors.Is(err, os.ErrExist) {
 		return nil, fmt.Errorf("store: create search index file: %w", err)
@@ -71,11 +74,11 @@ func openSearch(ctx context.Context, path string, busy time.Duration) (*db, erro
 	}
 	q.Add("_pragma", "journal_mode(WAL)")
 	q.Add("_pragma", "journal_size_limit(67108864)")
-	d, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
+	conn, err := sqlite.NewConnector("file:" + path + "?" + q.Encode())
 	if err != nil {
 		return nil, fmt.Errorf("store: open search index: %w", err)
 	}
-	search := &db{DB: d}
+	search := &db{DB: sql.OpenDB(attached{Connector: conn, path: mainPath, schema: "src", cacheKiB: 256})}
 	search.SetMaxOpenConns(1)
 	search.SetMaxIdleConns(1)
 	search.SetConnMaxIdleTime(0)
@@ -87,14 +90,19 @@ func openSearch(ctx context.Context, path string, busy time.Duration) (*db, erro
 	return search, nil
 }
 
-// attachSearch opens each reader connection with the index attached as
-// the schema "search".
-type attachSearch struct {
+// attached opens each connection with another database file attached:
+// the readers' with the index as the schema "search", the indexer's with
+// the main file as "src".
+type attached struct {
 	driver.Connector
-	path string
+	path   string
+	schema string // a constant: it is written into the statement
+	// cacheKiB bounds the attached file's page cache on each connection
+	// (SQLite's default is 2 MiB a file a connection).
+	cacheKiB int
 }
 
-func (c attachSearch) Connect(ctx context.Context) (driver.Conn, error) {
+func (c attached) Connect(ctx context.Context) (driver.Conn, error) {
 	conn, err := c.Connector.Connect(ctx)
 	if err != nil {
 		return nil, err
@@ -104,9 +112,15 @@ func (c attachSearch) Connect(ctx context.Context) (driver.Conn, error) {
 		conn.Close()
 		return nil, errors.New("store: the sqlite driver cannot execute on a connection")
 	}
-	if _, err := ex.ExecContext(ctx, "ATTACH DATABASE ? AS search", []driver.NamedValue{{Ordinal: 1, Value: c.path}}); err != nil {
+	if _, err := ex.ExecContext(ctx, "ATTACH DATABASE ? AS "+c.schema, []driver.NamedValue{{Ordinal: 1, Value: c.path}}); err != nil {
 		conn.Close()
-		return nil, fmt.Errorf("store: attach search index: %w", err)
+		return nil, fmt.Errorf("store: attach %s: %w", c.schema, err)
+	}
+	if c.cacheKiB > 0 {
+		if _, err := ex.ExecContext(ctx, fmt.Sprintf("PRAGMA %s.cache_size = -%d", c.schema, c.cacheKiB), nil); err != nil {
+			conn.Close()
+			return nil, fmt.Errorf("store: size the cache of %s: %w", c.schema, err)
+		}
 	}
 	return conn, nil
 }
@@ -118,7 +132,7 @@ func newSearchReaders(base, path string) (*sql.DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	return sql.OpenDB(attachSearch{Connector: conn, path: path}), nil
+	return sql.OpenDB(attached{Connector: conn, path: path, schema: "search", cacheKiB: 512}), nil
 }
 
 // searchMark is how far the index got (search_state).
@@ -189,32 +203,17 @@ func readSearchMark(t *tx) (searchMark, bool, error) {
 	return m, err == nil, err
 }
 
-// indexed is a message to add to the index, with the values it is indexed
-// with.
-type indexed struct {
-	position             int64
-	title, body, channel string
-	readers              sql.NullString // NULL: its channel is gone
-}
-
-// searchWork is what one IndexForSearch round does, read from one snapshot
-// of the main file.
-type searchWork struct {
-	deletes []int64   // positions to take out of the index
-	adds    []indexed // messages to add, oldest first
-	mark    searchMark
-	steps   int  // logged deletes read and messages added
-	prune   bool // applied log rows are left in the main file
-}
-
 // IndexForSearch brings the index up to date by up to n steps, each a
 // logged delete applied or a message added, and returns how many it took.
 // The server calls it shortly after sends and deletes, so search lags a
 // commit by a moment, not the send path by a tokenizer.
 func (s *Store) IndexForSearch(ctx context.Context, n int) (int, error) {
-	if s.pg {
-		return s.indexForSearchPG(ctx, n)
-	}
+	return s.dialect.indexForSearch(ctx, s, n)
+}
+
+// indexForSearchSQLite is IndexForSearch on SQLite, whose index is a file
+// of its own.
+func (s *Store) indexForSearchSQLite(ctx context.Context, n int) (int, error) {
 	s.searchMu.Lock()
 	defer s.searchMu.Unlock()
 	if !s.searchChecked {
@@ -223,135 +222,126 @@ func (s *Store) IndexForSearch(ctx context.Context, n int) (int, error) {
 		}
 		s.searchChecked = true
 	}
-	w, err := s.searchWork(ctx, n)
+	steps, prune, err := s.indexRound(ctx, n)
 	if err != nil {
 		return 0, fmt.Errorf("store: index for search: %w", err)
 	}
-	if w.steps > 0 {
-		if err := s.applySearch(ctx, w); err != nil {
-			return 0, fmt.Errorf("store: index for search: %w", err)
-		}
-	}
-	if w.prune {
+	if prune > 0 {
 		err := s.updateStatement(ctx, func(tx *writeTx) error {
-			_, err := tx.Exec("DELETE FROM search_deletes WHERE seq <= ?", w.mark.applied)
+			_, err := tx.Exec("DELETE FROM search_deletes WHERE seq <= ?", prune)
 			return err
 		})
 		if err != nil {
 			return 0, fmt.Errorf("store: index for search: drop applied deletes: %w", err)
 		}
 	}
-	return w.steps, nil
+	return steps, nil
 }
 
-// searchWork reads the next round's work: the logged deletes after the
-// mark, replayed in order (a delete the index reached leaves it; when the
-// newest messages went, the mark steps back to the largest left, since
-// SQLite hands their rowids out again), then, once no delete is pending,
-// the messages after the mark.
-func (s *Store) searchWork(ctx context.Context, n int) (*searchWork, error) {
-	t, err := s.read.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+// indexRound is one round of IndexForSearch, in one transaction of the
+// index's connection, reading the main file (src) from one snapshot: the
+// logged deletes after the mark, replayed in order (a delete the index
+// reached leaves it; when the newest messages went, the mark steps back to
+// the largest left, since SQLite hands their rowids out again), then, once
+// no delete is pending, the messages after the mark, added by one INSERT
+// ... SELECT. It returns the steps taken and, when log rows it applied are
+// left in the main file, the last of them (else 0).
+func (s *Store) indexRound(ctx context.Context, n int) (steps int, prune int64, err error) {
+	t, err := s.search.BeginTx(ctx, nil)
 	if err != nil {
-		return nil, err
+		return 0, 0, err
 	}
 	defer t.Rollback()
-	mark, found, err := readSearchMark(t)
-	if err != nil || !found {
-		if err == nil {
+	var mark searchMark
+	if err := t.QueryRow("SELECT position, applied FROM main.search_state WHERE id = 1").Scan(&mark.position, &mark.applied); err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
 			err = errors.New("the index has no state")
 		}
-		return nil, err
+		return 0, 0, err
 	}
-	w := &searchWork{mark: mark}
+	start := mark
 	var oldest sql.NullInt64
-	if err := t.QueryRow("SELECT MIN(seq) FROM search_deletes").Scan(&oldest); err != nil {
-		return nil, err
+	if err := t.QueryRow("SELECT MIN(seq) FROM src.search_deletes").Scan(&oldest); err != nil {
+		return 0, 0, err
 	}
-	rows, err := t.Query("SELECT seq, position, last FROM search_deletes WHERE seq > ? ORDER BY seq LIMIT ?", mark.applied, n)
+	deletes, logged, err := readDeletes(t, &mark, n)
 	if err != nil {
-		return nil, err
+		return 0, 0, err
 	}
+	if len(deletes) > 0 {
+		del, err := t.Prepare("DELETE FROM main.messages_fts WHERE rowid = ?")
+		if err != nil {
+			return 0, 0, err
+		}
+		defer del.Close()
+		for _, p := range deletes {
+			if _, err := del.Exec(p); err != nil {
+				return 0, 0, err
+			}
+		}
+	}
+	steps = logged
+	if logged < n { // no delete pending: the messages after the mark
+		var count int
+		var last sql.NullInt64
+		if err := t.QueryRow(`SELECT COUNT(*), MAX(rowid) FROM
+			(SELECT rowid FROM src.messages WHERE rowid > ? ORDER BY rowid LIMIT ?)`,
+			mark.position, n-logged).Scan(&count, &last); err != nil {
+			return 0, 0, err
+		}
+		if count > 0 {
+			// A message whose channel is gone is not searched: the join
+			// leaves it out, and the mark passes it.
+			if _, err := t.Exec(`INSERT INTO main.messages_fts (rowid, title, body, readers, channel)
+				SELECT m.rowid, m.title, m.body,
+					c.user_id || COALESCE((SELECT ' ' || group_concat(j.value, ' ') FROM json_each(m.approval, '$.approvers') j), ''),
+					m.channel_id
+				FROM src.messages m JOIN src.channels c ON c.id = m.channel_id
+				WHERE m.rowid > ? AND m.rowid <= ?`, mark.position, last.Int64); err != nil {
+				return 0, 0, err
+			}
+			mark.position = last.Int64
+			steps += count
+		}
+	}
+	if mark != start {
+		if _, err := t.Exec("UPDATE main.search_state SET position = ?, applied = ? WHERE id = 1", mark.position, mark.applied); err != nil {
+			return 0, 0, err
+		}
+	}
+	if err := t.Commit(); err != nil {
+		return 0, 0, err
+	}
+	if oldest.Valid && oldest.Int64 <= mark.applied {
+		prune = mark.applied
+	}
+	return steps, prune, nil
+}
+
+// readDeletes reads up to n logged deletes after mark.applied, moving mark
+// past them, and returns the positions the index holds, to take out, and
+// how many it read.
+func readDeletes(t *tx, mark *searchMark, n int) ([]int64, int, error) {
+	rows, err := t.Query("SELECT seq, position, last FROM src.search_deletes WHERE seq > ? ORDER BY seq LIMIT ?", mark.applied, n)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer rows.Close()
+	var deletes []int64
 	logged := 0
 	for rows.Next() {
 		var seq, position, last int64
 		if err := rows.Scan(&seq, &position, &last); err != nil {
-			rows.Close()
-			return nil, err
+			return nil, 0, err
 		}
 		logged++
-		if position <= w.mark.position {
-			w.deletes = append(w.deletes, position)
+		if position <= mark.position {
+			deletes = append(deletes, position)
 		}
-		w.mark.position = min(w.mark.position, last)
-		w.mark.applied = seq
+		mark.position = min(mark.position, last)
+		mark.applied = seq
 	}
-	if err := rows.Close(); err != nil {
-		return nil, err
-	}
-	w.prune = oldest.Valid && oldest.Int64 <= w.mark.applied
-	w.steps = logged
-	if logged == n {
-		return w, nil // more deletes may follow: messages after them
-	}
-	rows, err = t.Query(`SELECT m.rowid, m.title, m.body,
-			c.user_id || COALESCE((SELECT ' ' || group_concat(j.value, ' ') FROM json_each(m.approval, '$.approvers') j), ''),
-			m.channel_id
-		FROM messages m LEFT JOIN channels c ON c.id = m.channel_id
-		WHERE m.rowid > ? ORDER BY m.rowid LIMIT ?`, w.mark.position, n-logged)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var m indexed
-		if err := rows.Scan(&m.position, &m.title, &m.body, &m.readers, &m.channel); err != nil {
-			return nil, err
-		}
-		w.adds = append(w.adds, m)
-		w.mark.position = m.position
-		w.steps++
-	}
-	return w, rows.Err()
-}
-
-// applySearch writes a round's work to the index in one transaction.
-func (s *Store) applySearch(ctx context.Context, w *searchWork) error {
-	t, err := s.search.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer t.Rollback()
-	if len(w.deletes) > 0 {
-		del, err := t.PrepareContext(ctx, "DELETE FROM messages_fts WHERE rowid = ?")
-		if err != nil {
-			return err
-		}
-		defer del.Close()
-		for _, p := range w.deletes {
-			if _, err := del.ExecContext(ctx, p); err != nil {
-				return err
-			}
-		}
-	}
-	if len(w.adds) > 0 {
-		add, err := t.PrepareContext(ctx, "INSERT INTO messages_fts (rowid, title, body, readers, channel) VALUES (?, ?, ?, ?, ?)")
-		if err != nil {
-			return err
-		}
-		defer add.Close()
-		for _, m := range w.adds {
-			if !m.readers.Valid {
-				continue // a message without its channel is not searched
-			}
-			if _, err := add.ExecContext(ctx, m.position, m.title, m.body, m.readers.String, m.channel); err != nil {
-				return err
-			}
-		}
-	}
-	if _, err := t.ExecContext(ctx, "UPDATE search_state SET position = ?, applied = ? WHERE id = 1", w.mark.position, w.mark.applied); err != nil {
-		return err
-	}
-	return t.Commit()
+	return deletes, logged, rows.Err()
 }
 
 // indexForSearchPG adds up to n messages not yet in PostgreSQL's index,
@@ -410,7 +400,7 @@ func (s *Store) indexBatchPG(ctx context.Context, n int) (int64, error) {
 	// herald_words (the PostgreSQL schema) splits as searchWordsPG does.
 	res, err := tx.ExecContext(ctx, `INSERT INTO messages_fts (rowid, words, readers, channel)
 		SELECT m.rowid, herald_words(m.title || ' ' || m.body),
-			ARRAY[c.user_id] || ARRAY(SELECT j.value FROM `+s.approvers("m")+` WHERE j.value IS NOT NULL),
+			ARRAY[c.user_id] || ARRAY(SELECT j.value FROM `+s.dialect.approvers("m")+` WHERE j.value IS NOT NULL),
 			m.channel_id
 		FROM messages m JOIN channels c ON c.id = m.channel_id
 		WHERE m.rowid > ? AND m.rowid <= ?

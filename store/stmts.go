@@ -18,6 +18,7 @@ type stmts struct {
 	// On the reader pool.
 	channelByToken         *sql.Stmt
 	nextPush, nextDelivery *sql.Stmt
+	eventHorizon           *sql.Stmt
 	// The SQL of the writer's statements, for PostgreSQL (writeTx.ExecStmt).
 	texts map[*sql.Stmt]string
 }
@@ -37,12 +38,10 @@ func (s *Store) prepare(ctx context.Context) error {
 		// The workers ask after every commit that may concern them.
 		nextPush:     prep(s.read, `SELECT MIN(`+dueAt+`) FROM push_jobs`),
 		nextDelivery: prep(s.read, `SELECT MIN(`+dueAt+`) FROM deliveries WHERE state = 'pending'`),
+		// The live stream hub asks after every commit that wrote events.
+		eventHorizon: prep(s.read, s.dialect.eventHorizon()),
 	}
-	if !s.pg { // PostgreSQL's writer names each savepoint (pgRunner)
-		s.st.savepoint = prep(s.write, "SAVEPOINT w")
-		s.st.release = prep(s.write, "RELEASE w")
-		s.st.rollbackTo = prep(s.write, "ROLLBACK TO w")
-	}
+	s.dialect.prepare(s, prep)
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("store: prepare statements: %w", err)
 	}
@@ -54,19 +53,20 @@ func (s *Store) prepare(ctx context.Context) error {
 // insertMessages stores several (pgrows.go).
 const insertMessageSQL = `INSERT INTO messages
 	(` + messageInsertCols + `)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
-const messageInsertCols = "id, channel_id, title, body, priority, actions, callback_url, muted, approval, state, created_at, approval_deadline"
+const messageInsertCols = "id, channel_id, title, body, priority, actions, callback_url, muted, approval, state, created_at, approval_deadline, extras, sequence_id, deliver_at, ephemeral, no_push"
 
 var insertMessages = newRowsInsert("messages", strings.Split(messageInsertCols, ", "),
-	map[string]string{"muted": "BIGINT", "created_at": "BIGINT", "approval_deadline": "BIGINT"})
+	map[string]string{"muted": "BIGINT", "created_at": "BIGINT", "approval_deadline": "BIGINT",
+		"deliver_at": "BIGINT", "ephemeral": "BIGINT", "no_push": "BIGINT"})
 
 // dueAt is when a queued job may next be claimed: its next attempt, or the
 // end of a lease on it, whichever is later.
 const dueAt = `CASE WHEN lease_until > next_attempt_at THEN lease_until ELSE next_attempt_at END`
 
 func (s *Store) closeStmts() {
-	for _, st := range []*sql.Stmt{s.st.savepoint, s.st.release, s.st.rollbackTo, s.st.insertMessage, s.st.channelByToken, s.st.nextPush, s.st.nextDelivery} {
+	for _, st := range []*sql.Stmt{s.st.savepoint, s.st.release, s.st.rollbackTo, s.st.insertMessage, s.st.channelByToken, s.st.nextPush, s.st.nextDelivery, s.st.eventHorizon} {
 		if st != nil {
 			st.Close()
 		}

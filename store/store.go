@@ -1,5 +1,8 @@
-// Package store owns Herald's SQLite database: the schema, its migrations and
-// every SQL statement. No other package writes SQL.
+// Package store owns Herald's database, SQLite (one file) or PostgreSQL
+// (shared by any number of replicas): the schema, its migrations and every
+// SQL statement. No other package writes SQL. The statements are shared;
+// what the two databases do differently is the store's dialect
+// (dialect.go).
 package store
 
 import (
@@ -32,9 +35,6 @@ func (e ErrPostgres) Error() string {
 	return "store: " + e.What + " works on a SQLite database only: " + e.Instead
 }
 
-// IsPostgres reports whether the store is on PostgreSQL.
-func (s *Store) IsPostgres() bool { return s.pg }
-
 // Options configure Open.
 type Options struct {
 	// Synchronous is "full" (a commit survives power loss) or "normal"
@@ -60,8 +60,8 @@ type Store struct {
 	searchMu      sync.Mutex
 	searchChecked bool
 
-	now func() time.Time
-	pg  bool // PostgreSQL: see postgres.go
+	now     func() time.Time
+	dialect dialect // what the database does its own way (dialect.go)
 
 	wake      *wakeups
 	rollbacks *rollbackWatch // the writer connection's rollback hook
@@ -121,22 +121,16 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 		return nil, err
 	}
 	go s.writer()
-	if s.pg {
-		go s.takeLoop()
-		go s.listenLoop()
-		select {
-		case <-s.listenStarted:
-		case <-ctx.Done():
-			s.Close()
-			return nil, ctx.Err()
-		}
+	if err := s.dialect.start(ctx, s); err != nil {
+		s.Close()
+		return nil, err
 	}
 	return s, nil
 }
 
-func newStore(write, read *db, opts Options) *Store {
+func newStore(d dialect, write, read *db, opts Options) *Store {
 	return &Store{
-		write: write, read: read, now: opts.Now, wake: newWakeups(), rollbacks: &rollbackWatch{},
+		dialect: d, write: write, read: read, now: opts.Now, wake: newWakeups(), rollbacks: &rollbackWatch{},
 		batches:       make(chan *writeReq, 1024),
 		stop:          make(chan struct{}),
 		stopped:       make(chan struct{}),
@@ -209,7 +203,7 @@ func openSQLite(ctx context.Context, path string, opts Options) (*Store, error) 
 	write.SetConnMaxIdleTime(0)
 	write.SetConnMaxLifetime(0)
 
-	search, err := openSearch(ctx, SearchFile(path), opts.BusyTimeout)
+	search, err := openSearch(ctx, SearchFile(path), path, opts.BusyTimeout)
 	if err != nil {
 		write.Close()
 		return nil, err
@@ -225,7 +219,7 @@ func openSQLite(ctx context.Context, path string, opts Options) (*Store, error) 
 	read.SetMaxOpenConns(n)
 	read.SetMaxIdleConns(n)
 
-	s := newStore(write, read, opts)
+	s := newStore(sqliteDialect{}, write, read, opts)
 	s.search = search
 	s.rollbacks = rollbacks
 	close(s.listening)
@@ -279,7 +273,7 @@ func (s *Store) Close() error {
 //
 // On PostgreSQL it does nothing: autovacuum does this there.
 func (s *Store) ReclaimSpace(ctx context.Context) (pages int64, err error) {
-	if s.pg {
+	if !s.dialect.file() {
 		return 0, nil
 	}
 	pages, err = reclaim(ctx, s.read, "main", func(n int64) (time.Duration, error) {
@@ -348,7 +342,7 @@ func reclaim(ctx context.Context, read *db, schema string, free func(pages int64
 // then writes them into the file and empties the log, so that the file
 // is its new size when Vacuum returns, and the log takes no space.
 func (s *Store) Vacuum(ctx context.Context) error {
-	if s.pg {
+	if !s.dialect.file() {
 		return ErrPostgres{What: "vacuum", Instead: "PostgreSQL's autovacuum keeps the tables compact; VACUUM FULL rebuilds one"}
 	}
 	if _, err := s.write.ExecContext(ctx, "VACUUM"); err != nil {

@@ -46,7 +46,7 @@ func openFoundation(t *testing.T, path string, opts Options) *Store {
 // many files there are.
 func migrationRange(t *testing.T, s *Store) (first, last, n int) {
 	t.Helper()
-	list, err := loadMigrations(s.migrationDir())
+	list, err := loadMigrations(s.dialect.migrations())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +85,7 @@ func TestMigrateFreshDatabase(t *testing.T) {
 			t.Errorf("schema_migrations has %d rows, versions %d..%d; want %d rows %d..%d", rows, minV, maxV, files, first, last)
 		}
 		tables := "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?"
-		if s.pg {
+		if onPostgres(s) {
 			tables = "SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = ?"
 		}
 		for _, table := range []string{"users", "sessions", "spent_refresh_tokens", "api_keys", "channels", "folders", "pins", "devices"} {

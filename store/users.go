@@ -99,7 +99,8 @@ func (s *Store) UserByID(ctx context.Context, id string) (*User, error) {
 
 // UserByEmail returns a user by email, case-insensitively.
 func (s *Store) UserByEmail(ctx context.Context, email string) (*User, error) {
-	u, err := scanUser(s.read.QueryRowContext(ctx, "SELECT "+userCols+" FROM users u WHERE "+s.userEmail()+" = "+s.emailArg(), strings.TrimSpace(email)))
+	col, arg := s.dialect.userEmail()
+	u, err := scanUser(s.read.QueryRowContext(ctx, "SELECT "+userCols+" FROM users u WHERE "+col+" = "+arg, strings.TrimSpace(email)))
 	if err != nil {
 		return nil, fmt.Errorf("store: user by email: %w", err)
 	}

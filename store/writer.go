@@ -56,7 +56,7 @@ func (t *writeTx) ExecStmt(st *sql.Stmt, args ...any) (sql.Result, error) {
 	if t.opening != "" {
 		return t.execOpening(t.texts[st], args)
 	}
-	return t.tx.Stmt(st).ExecContext(context.Background(), bindArgs(t.tx.pg, args)...)
+	return t.tx.Stmt(st).ExecContext(context.Background(), bindArgs(t.tx.numbered, args)...)
 }
 
 // rollbackWatch records that SQLite rolled back the writer connection's
@@ -186,7 +186,7 @@ func (s *Store) runBatch(first *writeReq, target int) int {
 		return fail(fmt.Errorf("store: begin: %w", err))
 	}
 	defer sqlTx.Rollback()
-	run, flush := s.runner(&writeTx{tx: sqlTx, texts: s.st.texts})
+	run, flush := s.dialect.runner(s, &writeTx{tx: sqlTx, texts: s.st.texts})
 	if err := run(first, &errs[0]); err != nil {
 		return fail(err)
 	}
@@ -244,19 +244,12 @@ func report(reqs []*writeReq, errs []error, batchErr error) {
 	}
 }
 
-// runner returns the function that runs one write in tx: inside its own
-// savepoint, so that its error undoes only its own changes and goes only to
-// its own caller (*errp). A non-nil return is an error of the transaction
-// itself, which fails the whole batch: also when the write's error made
-// SQLite roll the transaction back, so that no later write runs outside it.
-// flush runs what run kept for later (on PostgreSQL its rows, and the
-// NOTIFY of what the batch marked: pgrows.go); the batch calls it before
-// its commit.
-func (s *Store) runner(tx *writeTx) (run func(req *writeReq, errp *error) error, flush func() error) {
-	if s.pg {
-		b := &pgBatch{s: s, tx: tx}
-		return b.run, b.finish
-	}
+// sqliteRunner is SQLite's runner (dialect.runner): each write runs in tx
+// inside its own savepoint, so that its error undoes only its own changes
+// and goes only to its own caller (*errp). When the write's error made
+// SQLite roll the transaction back, run fails the whole batch, so that no
+// later write runs outside it. flush has nothing to do.
+func (s *Store) sqliteRunner(tx *writeTx) (run func(req *writeReq, errp *error) error, flush func() error) {
 	ctx := context.Background()
 	savepoint, release, rollbackTo := tx.tx.Stmt(s.st.savepoint), tx.tx.Stmt(s.st.release), tx.tx.Stmt(s.st.rollbackTo)
 	return func(req *writeReq, errp *error) error {

@@ -18,7 +18,7 @@ func fillChannel(t *testing.T, s *Store, channelID string, n int) {
 		q := `WITH RECURSIVE seq(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM seq WHERE i < ?)
 			INSERT INTO messages (id, channel_id, title, body, priority, actions, callback_url, muted, state, created_at)
 			SELECT printf('msg_fill%s_%08d', ?, i), ?, 'filler', 'body', 'normal', '[]', '', 1, 'pending', i FROM seq`
-		if s.pg {
+		if onPostgres(s) {
 			q = `INSERT INTO messages (id, channel_id, title, body, priority, actions, callback_url, muted, state, created_at)
 			SELECT 'msg_fill' || ?2 || '_' || lpad(i::text, 8, '0'), ?3, 'filler', 'body', 'normal', '[]', '', 1, 'pending', i
 			FROM generate_series(1, ?1::int) AS seq(i)`

@@ -45,6 +45,13 @@ import (
 
 const defaultBody = `{"title":"Load test","body":"**bold** message body of a realistic length for a homelab alert","priority":"high"}`
 
+// request is what every request of a run sends: Herald's JSON send by
+// default, or another front door's (ntfy's PUT /<topic> with a text body).
+type request struct {
+	method, contentType string
+	body                []byte
+}
+
 // options are the command-line flags.
 type options struct {
 	urls        []string // Herald send URLs; connections are spread over them
@@ -52,7 +59,7 @@ type options struct {
 	conns       []int
 	duration    time.Duration
 	warmup      time.Duration
-	body        []byte
+	req         request
 	baseline    bool
 	pids        []int // Herald processes, for CPU and peak RSS
 	pgPID       int   // PostgreSQL's postmaster, for the server's CPU
@@ -108,7 +115,9 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&conns, "conns", "8,32", "comma-separated connection counts")
 	fs.DurationVar(&o.duration, "duration", 10*time.Second, "measured time per run")
 	fs.DurationVar(&o.warmup, "warmup", time.Second, "unmeasured time before each run")
-	fs.StringVar(&body, "body", defaultBody, "JSON payload sent with every request")
+	fs.StringVar(&body, "body", defaultBody, "payload sent with every request (JSON unless -content-type says otherwise)")
+	fs.StringVar(&o.req.method, "method", http.MethodPost, "request method: POST (Herald's send) or PUT (ntfy's publish)")
+	fs.StringVar(&o.req.contentType, "content-type", "application/json", "Content-Type of the payload; text/plain for ntfy's publish")
 	fs.BoolVar(&o.baseline, "baseline", true, "also measure the bare net/http ceiling")
 	fs.StringVar(&pids, "pid", "", "pid of the Herald process, or several, comma-separated, for CPU time and peak RSS (VmHWM)")
 	fs.IntVar(&o.pgPID, "pg-pid", 0, "pid of PostgreSQL's postmaster: also count the CPU of the server's processes (see pgProcs)")
@@ -121,9 +130,15 @@ func parseFlags(args []string) (options, error) {
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
-	o.body = []byte(body)
-	if !json.Valid(o.body) {
+	o.req.body = []byte(body)
+	if o.req.contentType == "application/json" && !json.Valid(o.req.body) {
 		return o, errors.New("-body is not valid JSON")
+	}
+	if o.req.method != http.MethodPost && o.req.method != http.MethodPut {
+		return o, fmt.Errorf("-method %q: POST or PUT", o.req.method)
+	}
+	if o.baseline && o.req.contentType != "application/json" {
+		return o, errors.New("the ceiling reads Herald's JSON payload: give -baseline=false with another -content-type")
 	}
 	for _, s := range strings.Split(conns, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
@@ -629,7 +644,7 @@ func measure(target string, urls []string, conns int, o options) result {
 		clients = append(clients, &http.Client{Transport: tr, Timeout: 30 * time.Second})
 	}
 	if o.warmup > 0 {
-		loop(clients, urls, conns, o.body, o.warmup, o.maxRequests)
+		loop(clients, urls, conns, o.req, o.warmup, o.maxRequests)
 	}
 	herald := target != "ceiling"
 	var pids []int
@@ -649,7 +664,7 @@ func measure(target string, urls []string, conns int, o options) result {
 		runHook(o.hook, "start", target, conns)
 	}
 	cpu0, pg0 := cpu()
-	r := loop(clients, urls, conns, o.body, o.duration, o.maxRequests)
+	r := loop(clients, urls, conns, o.req, o.duration, o.maxRequests)
 	cpu1, pg1 := cpu()
 	if herald {
 		runHook(o.hook, "end", target, conns)
@@ -689,7 +704,7 @@ type worker struct {
 // loop runs conns goroutines, each sending one request at a time, until d
 // has passed or limit requests have started; goroutine i sends to urls[i %
 // len(urls)] through clients[i % len(urls)].
-func loop(clients []*http.Client, urls []string, conns int, body []byte, d time.Duration, limit int64) result {
+func loop(clients []*http.Client, urls []string, conns int, req request, d time.Duration, limit int64) result {
 	var started atomic.Int64
 	workers := make([]worker, conns)
 	start := time.Now()
@@ -702,7 +717,7 @@ func loop(clients []*http.Client, urls []string, conns int, body []byte, d time.
 			defer wg.Done()
 			for time.Now().Before(deadline) && started.Add(1) <= limit {
 				t0 := time.Now()
-				err := send(client, u, body)
+				err := send(client, u, req)
 				w.lat = append(w.lat, time.Since(t0))
 				if err == nil {
 					w.ok++
@@ -743,13 +758,13 @@ func percentile(sorted []time.Duration, p int) time.Duration {
 	return sorted[max(0, i-1)]
 }
 
-// send posts body once; anything but a 200 is an error.
-func send(client *http.Client, u string, body []byte) error {
-	req, err := http.NewRequest(http.MethodPost, u, bytes.NewReader(body))
+// send sends rq once; anything but a 200 is an error.
+func send(client *http.Client, u string, rq request) error {
+	req, err := http.NewRequest(rq.method, u, bytes.NewReader(rq.body))
 	if err != nil {
 		return err
 	}
-	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Content-Type", rq.contentType)
 	resp, err := client.Do(req)
 	if err != nil {
 		return err
@@ -785,7 +800,7 @@ func header(o options) string {
 	fmt.Fprintf(&b, "# Herald load test, %s\n\n", time.Now().Format(time.RFC3339))
 	fmt.Fprintf(&b, "- machine: %s\n", machine())
 	fmt.Fprintf(&b, "- %s measured per run after %s warm-up; closed loop, one request in flight per connection\n", o.duration, o.warmup)
-	fmt.Fprintf(&b, "- body (%d bytes): `%s`\n", len(o.body), o.body)
+	fmt.Fprintf(&b, "- %s, %s body (%d bytes): `%s`\n", o.req.method, o.req.contentType, len(o.req.body), o.req.body)
 	if o.note != "" {
 		fmt.Fprintf(&b, "- %s\n", o.note)
 	}

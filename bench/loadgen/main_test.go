@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -28,7 +29,7 @@ func server(t *testing.T) (string, *atomic.Int64) {
 func TestMeasureSpreadsConnectionsOverURLs(t *testing.T) {
 	a, na := server(t)
 	b, nb := server(t)
-	o := options{body: []byte(`{"title":"t"}`), duration: 200 * time.Millisecond, maxRequests: 1000}
+	o := options{req: request{http.MethodPost, "application/json", []byte(`{"title":"t"}`)}, duration: 200 * time.Millisecond, maxRequests: 1000}
 	r := measure("pg 2 replicas", []string{a, b}, 4, o)
 	if r.Errs != 0 || r.OK == 0 {
 		t.Fatalf("ok=%d errors=%d (%s)", r.OK, r.Errs, r.FirstErr)
@@ -41,6 +42,41 @@ func TestMeasureSpreadsConnectionsOverURLs(t *testing.T) {
 	}
 	if r.Procs != 2 || r.Target != "pg 2 replicas" || r.Conns != 4 {
 		t.Fatalf("result %+v", r)
+	}
+}
+
+// TestMeasureNtfyPublish: -method PUT with a text body reaches the server
+// as such, and an answer other than 200 (the 404 of a server without the
+// ntfy front door) counts as an error, not a send.
+func TestMeasureNtfyPublish(t *testing.T) {
+	var bad atomic.Value
+	var n atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if r.Method != http.MethodPut || r.Header.Get("Content-Type") != "text/plain" || string(body) != "Backup done" || r.URL.Path != "/tok" {
+			bad.Store(fmt.Sprintf("%s %s %q %q", r.Method, r.URL.Path, r.Header.Get("Content-Type"), body))
+		}
+		if n.Add(1)%2 == 0 {
+			http.Error(w, `{"code":40401,"http":404,"error":"page not found"}`, http.StatusNotFound)
+			return
+		}
+		w.Write([]byte(`{"id":"x","time":1,"event":"message","topic":"tok"}`))
+	}))
+	t.Cleanup(srv.Close)
+	o, err := parseFlags([]string{"-url", srv.URL + "/tok", "-method", "PUT", "-content-type", "text/plain", "-body", "Backup done", "-baseline=false"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.duration, o.warmup = 200*time.Millisecond, 0
+	r := measure("ntfy PUT", o.urls, 2, o)
+	if v := bad.Load(); v != nil {
+		t.Fatalf("the server got %s, want PUT /tok \"text/plain\" \"Backup done\"", v)
+	}
+	if r.OK == 0 || r.Errs == 0 || int64(r.OK+r.Errs) != n.Load() || !strings.Contains(r.FirstErr, "status 404") {
+		t.Fatalf("ok=%d errors=%d of %d (%s): want every other answer, the 404s, counted as errors", r.OK, r.Errs, n.Load(), r.FirstErr)
+	}
+	if _, err := parseFlags([]string{"-url", srv.URL + "/tok", "-content-type", "text/plain", "-body", "x"}); err == nil {
+		t.Error("a text body with the ceiling (which reads JSON) was accepted")
 	}
 }
 

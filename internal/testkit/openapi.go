@@ -46,9 +46,14 @@ func LoadContract(data []byte) (*Contract, error) {
 	return &Contract{Doc: doc, router: r}, nil
 }
 
+// Router finds a request's operation in the document.
+func (c *Contract) Router() routers.Router { return c.router }
+
 func init() {
-	// The streams and the HTML signature docs are checked as text.
+	// The streams (ntfy's json subscription too) and the HTML signature
+	// docs are checked as text.
 	openapi3filter.RegisterBodyDecoder("text/event-stream", openapi3filter.PlainBodyDecoder)
+	openapi3filter.RegisterBodyDecoder("application/x-ndjson", openapi3filter.PlainBodyDecoder)
 	openapi3filter.RegisterBodyDecoder("text/html", openapi3filter.PlainBodyDecoder)
 }
 
@@ -74,7 +79,7 @@ func (c *Contract) Check(req *http.Request, reqBody []byte, status int, header h
 	if status < 300 {
 		r2 := req.Clone(context.Background())
 		r2.Body = io.NopCloser(bytes.NewReader(reqBody))
-		if len(bytes.TrimSpace(reqBody)) > 0 {
+		if len(bytes.TrimSpace(reqBody)) > 0 && !declares(route.Operation, req.Header.Get("Content-Type")) {
 			// The send endpoints read JSON whatever the Content-Type.
 			r2.Header.Set("Content-Type", "application/json")
 		}
@@ -92,6 +97,15 @@ func (c *Contract) Check(req *http.Request, reqBody []byte, status int, header h
 			req.Method, req.URL.Path, status, err, clip(body))
 	}
 	return nil
+}
+
+// declares reports whether op takes a body of media type ct (Gotify's
+// forms, ntfy's text and bytes): such a body is checked as what it is.
+func declares(op *openapi3.Operation, ct string) bool {
+	if op == nil || op.RequestBody == nil || op.RequestBody.Value == nil || ct == "" {
+		return false
+	}
+	return op.RequestBody.Value.Content.Get(ct) != nil
 }
 
 func clip(b []byte) string {

@@ -1,11 +1,12 @@
 // Channels: create, rename, pin and reorder pins, mute, a new webhook URL,
-// delete, copy the webhook URL or a curl example, and the approval rule
-// editor (approvers by email). State is the lists as last loaded; each
+// delete, copy the webhook URL or a curl example, the approval rule editor
+// (approvers by email) and the ntfy and Gotify card (compat.js). State is the lists as last loaded; each
 // change renders from its answer.
 import { $, el, button, timeEl, swatch, paintSwatches, confirmed, copyButton, copyFrom, exactTime } from '../dom.js';
 import { enc, listAll } from '../api.js';
 import { startRename } from '../rename.js';
 import { fieldErrorHandler, markField, clearFieldErrors } from '../fielderrors.js';
+import { CompatCard } from './compat.js';
 
 const FOREVER = '9999-12-31T00:00:00.000Z'; // "until turned off"
 const UNSET_COLOR = '#8c959f'; // what the picker shows before a colour is picked
@@ -44,6 +45,7 @@ export class ChannelsView {
     this.pins = []; // [{channel_id, position}]
     this.folders = [];
     this.editing = null; // the approval editor: {id, approvers: [entry], states: Map(entry → approver), ...}
+    this.compat = new CompatCard();
     $('channel-create').addEventListener('submit', (ev) => this.create(ev));
     $('channel-color').addEventListener('input', () => this.pickColor(true));
     $('channel-color-clear').addEventListener('click', () => {
@@ -85,6 +87,7 @@ export class ChannelsView {
 
   leave() {
     this.closeEditor();
+    if (this.compat.channelId) this.compat.close();
   }
 
   pinnedIds() {
@@ -142,6 +145,7 @@ export class ChannelsView {
       isPinned ? button('channel-down secondary small', '↓', `Move ${name} down`, { move: '1' }) : null,
       mute,
       button('channel-approval secondary', rule ? 'Approval rule' : 'Add approval', `Approval rule of ${name}`),
+      button('channel-compat secondary', 'ntfy / Gotify', `Use ${name} with ntfy and Gotify`),
       button('channel-regenerate secondary', 'New URL', `New webhook URL for ${name}`),
       button('channel-delete danger', 'Delete', `Delete ${name}`)));
   }
@@ -149,6 +153,7 @@ export class ChannelsView {
   replace(ch) {
     this.channels = this.channels.map((c) => (c.id === ch.id ? ch : c));
     this.render();
+    if (this.compat.channelId === ch.id) this.compat.open(ch); // a new token, a new name
   }
 
   // pickColor marks the colour picked (it is sent) or not (the channel has
@@ -233,10 +238,13 @@ export class ChannelsView {
         this.channels = this.channels.filter((c) => c.id !== id);
         this.pins = this.pins.filter((p) => p.channel_id !== id);
         if (this.editing && this.editing.id === id) this.closeEditor();
+        if (this.compat.channelId === id) this.compat.close();
         this.render();
       });
     } else if (cl.contains('channel-approval')) {
       this.openEditor(ch);
+    } else if (cl.contains('channel-compat')) {
+      this.compat.open(ch);
     }
   }
 

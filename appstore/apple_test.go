@@ -1,4 +1,4 @@
-package subscription_test
+package appstore_test
 
 import (
 	"errors"
@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/heraldhq/herald/subscription"
-	"github.com/heraldhq/herald/subscription/appletest"
+	"github.com/heraldhq/herald/appstore"
+	"github.com/heraldhq/herald/appstore/appletest"
 )
 
 const bundle = "com.example.herald"
@@ -20,9 +20,9 @@ func transaction(expires time.Time) map[string]any {
 	}
 }
 
-func newApple(t *testing.T, c *appletest.Chain) *subscription.Apple {
+func newApple(t *testing.T, c *appletest.Chain) *appstore.Apple {
 	t.Helper()
-	a, err := subscription.NewApple(bundle, c.RootFile, nil)
+	a, err := appstore.NewApple(bundle, c.RootFile, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +77,7 @@ func TestAppleRefuses(t *testing.T) {
 	} {
 		_, err := newApple(t, tc.trusted).VerifyTransaction(tc.jws)
 		t.Logf("%s: %v", name, err)
-		if !errors.Is(err, subscription.ErrInvalid) {
+		if !errors.Is(err, appstore.ErrInvalid) {
 			t.Errorf("%s: err = %v, want ErrInvalid", name, err)
 		}
 	}
@@ -120,7 +120,7 @@ func TestAppleNotification(t *testing.T) {
 		"outer from another root": other.Sign(map[string]any{"notificationType": "DID_RENEW",
 			"data": map[string]any{"bundleId": bundle, "signedTransactionInfo": c.Sign(transaction(expires))}}),
 	} {
-		if _, err := a.VerifyNotification(payload); !errors.Is(err, subscription.ErrInvalid) {
+		if _, err := a.VerifyNotification(payload); !errors.Is(err, appstore.ErrInvalid) {
 			t.Errorf("%s: err = %v, want ErrInvalid", name, err)
 		}
 	}
@@ -129,15 +129,15 @@ func TestAppleNotification(t *testing.T) {
 // The bundled Apple root loads, and a chain of another root fails with it.
 func TestAppleBundledRoot(t *testing.T) {
 	t.Parallel()
-	a, err := subscription.NewApple(bundle, "", nil)
+	a, err := appstore.NewApple(bundle, "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	c := appletest.NewChain(t, appletest.Options{})
-	if _, err := a.VerifyTransaction(c.Sign(transaction(time.Now().Add(time.Hour)))); !errors.Is(err, subscription.ErrInvalid) {
+	if _, err := a.VerifyTransaction(c.Sign(transaction(time.Now().Add(time.Hour)))); !errors.Is(err, appstore.ErrInvalid) {
 		t.Errorf("a test chain passed against Apple's root: %v", err)
 	}
-	if _, err := subscription.NewApple(bundle, "/nonexistent/root.pem", nil); err == nil {
+	if _, err := appstore.NewApple(bundle, "/nonexistent/root.pem", nil); err == nil {
 		t.Error("a missing root_ca_file was accepted")
 	}
 }

@@ -1,19 +1,19 @@
-package subscription_test
+package appstore_test
 
 import (
 	"encoding/json"
 	"testing"
 	"time"
 
-	"github.com/heraldhq/herald/subscription"
+	"github.com/heraldhq/herald/appstore"
 )
 
 func TestPlayEntitlement(t *testing.T) {
 	t.Parallel()
 	early := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
 	late := early.Add(30 * 24 * time.Hour)
-	parse := func(state string) *subscription.PlaySubscription {
-		var p subscription.PlaySubscription
+	parse := func(state string) *appstore.PlaySubscription {
+		var p appstore.PlaySubscription
 		if err := json.Unmarshal([]byte(`{"subscriptionState":"`+state+`","lineItems":[
 			{"productId":"coins","expiryTime":"2031-01-01T00:00:00Z"},
 			{"productId":"pro.monthly","expiryTime":"`+early.Format(time.RFC3339)+`"},

@@ -1,4 +1,11 @@
-package store
+// Package pgcopy moves a SQLite installation to PostgreSQL (herald
+// migrate-data): every row of every table is copied as it is, ids and
+// rowids included, into an empty PostgreSQL database, in one transaction.
+// The tables and their columns are read from the two databases themselves,
+// not listed here, so a table added by a later migration is copied without
+// a change to this package; a table or a column that one database has and
+// the other lacks stops the copy.
+package pgcopy
 
 import (
 	"cmp"
@@ -12,17 +19,13 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5"
+	_ "modernc.org/sqlite" // registers "sqlite"
+
+	"github.com/heraldhq/herald/store"
 )
 
-// Moving a SQLite installation to PostgreSQL: every row of every table is
-// copied as it is, ids and rowids included, into an empty PostgreSQL
-// database, in one transaction. The tables and their columns are read from
-// the two databases themselves, not listed here, so a table added by a
-// later migration is copied without a change to this file; a table or a
-// column that one database has and the other lacks stops the copy.
-
-// SQLiteSource is a SQLite database opened read-only, to be copied.
-type SQLiteSource struct {
+// Source is a SQLite database opened read-only, to be copied.
+type Source struct {
 	db      *sql.DB
 	read    sqliteReader // db, or the copy's read transaction
 	path    string
@@ -35,7 +38,7 @@ type sqliteReader interface {
 	QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row
 }
 
-// ErrSchemaVersion is returned by OpenSQLiteSource for a database whose
+// ErrSchemaVersion is returned by OpenSource for a database whose
 // schema is not the one this binary's migrations reach.
 type ErrSchemaVersion struct {
 	Path       string
@@ -44,41 +47,41 @@ type ErrSchemaVersion struct {
 
 func (e ErrSchemaVersion) Error() string {
 	if e.Have < e.Want {
-		return fmt.Sprintf("store: %s is at schema version %d, this herald's is %d: run this herald on it once first "+
+		return fmt.Sprintf("pgcopy: %s is at schema version %d, this herald's is %d: run this herald on it once first "+
 			"(herald serve, or any command, with data_dir pointing at it: opening the file migrates it), stop it, and copy again",
 			e.Path, e.Have, e.Want)
 	}
-	return fmt.Sprintf("store: %s is at schema version %d, newer than this herald's (%d): copy it with the herald version that last ran on it",
+	return fmt.Sprintf("pgcopy: %s is at schema version %d, newer than this herald's (%d): copy it with the herald version that last ran on it",
 		e.Path, e.Have, e.Want)
 }
 
-// ErrTargetNotEmpty is returned by CopyFromSQLite when the PostgreSQL
+// ErrTargetNotEmpty is returned by Copy when the PostgreSQL
 // database already holds Herald data.
 type ErrTargetNotEmpty struct {
 	Tables []string // the tables that have rows
 }
 
 func (e ErrTargetNotEmpty) Error() string {
-	return "store: the PostgreSQL database already holds Herald data (rows in " + strings.Join(e.Tables, ", ") +
+	return "pgcopy: the PostgreSQL database already holds Herald data (rows in " + strings.Join(e.Tables, ", ") +
 		"); data is copied into an empty database only, whose tables have no rows (a server started on it once " +
 		"has already written its settings): copy into a new database (CREATE DATABASE), or drop this one and create it again"
 }
 
-// OpenSQLiteSource opens the SQLite file at path read-only and checks that
+// OpenSource opens the SQLite file at path read-only and checks that
 // its schema is the one this binary's migrations reach. No server may
 // write the file meanwhile: the copy would miss what it writes.
-func OpenSQLiteSource(ctx context.Context, path string) (*SQLiteSource, error) {
+func OpenSource(ctx context.Context, path string) (*Source, error) {
 	if _, err := os.Stat(path); err != nil {
-		return nil, fmt.Errorf("store: open %s: %w", path, err)
+		return nil, fmt.Errorf("pgcopy: open %s: %w", path, err)
 	}
 	q := url.Values{}
 	q.Set("mode", "ro")
 	q.Add("_pragma", "busy_timeout(10000)")
 	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
 	if err != nil {
-		return nil, fmt.Errorf("store: open %s: %w", path, err)
+		return nil, fmt.Errorf("pgcopy: open %s: %w", path, err)
 	}
-	src := &SQLiteSource{db: db, read: db, path: path}
+	src := &Source{db: db, read: db, path: path}
 	if err := src.checkVersion(ctx); err != nil {
 		db.Close()
 		return nil, err
@@ -86,22 +89,21 @@ func OpenSQLiteSource(ctx context.Context, path string) (*SQLiteSource, error) {
 	return src, nil
 }
 
-func (src *SQLiteSource) checkVersion(ctx context.Context) error {
-	list, err := loadMigrations("migrations/sqlite")
+func (src *Source) checkVersion(ctx context.Context) error {
+	want, err := store.LatestSchemaVersion()
 	if err != nil {
 		return err
 	}
-	want := list[len(list)-1].version
 	var exists bool
 	if err := src.read.QueryRowContext(ctx,
 		"SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations')").Scan(&exists); err != nil {
-		return fmt.Errorf("store: read %s: %w", src.path, err)
+		return fmt.Errorf("pgcopy: read %s: %w", src.path, err)
 	}
 	if !exists {
-		return fmt.Errorf("store: %s is not a Herald database (it has no schema_migrations table)", src.path)
+		return fmt.Errorf("pgcopy: %s is not a Herald database (it has no schema_migrations table)", src.path)
 	}
 	if err := src.read.QueryRowContext(ctx, "SELECT COALESCE(MAX(version), 0) FROM schema_migrations").Scan(&src.version); err != nil {
-		return fmt.Errorf("store: schema version of %s: %w", src.path, err)
+		return fmt.Errorf("pgcopy: schema version of %s: %w", src.path, err)
 	}
 	if src.version != want {
 		return ErrSchemaVersion{Path: src.path, Have: src.version, Want: want}
@@ -110,7 +112,7 @@ func (src *SQLiteSource) checkVersion(ctx context.Context) error {
 }
 
 // Close closes the source database.
-func (src *SQLiteSource) Close() error { return src.db.Close() }
+func (src *Source) Close() error { return src.db.Close() }
 
 // TableCopy says how many rows of a table were copied.
 type TableCopy struct {
@@ -128,8 +130,8 @@ var oneRowTables = map[string]bool{"credential_changes": true}
 // of its own, fed by the log of deletes in search_deletes).
 var notCopied = map[string]bool{"schema_migrations": true, "messages_fts": true, "search_deletes": true}
 
-// CopyFromSQLite copies every row of src into this PostgreSQL store, which
-// must hold no Herald data yet, in one transaction: all of it or nothing.
+// Copy copies every row of src into the PostgreSQL store dst, which must
+// hold no Herald data yet, in one transaction: all of it or nothing.
 // Tables go in foreign-key order, each streamed through COPY (pgx sends it
 // in small messages, so no table is held in memory). Every value is kept,
 // ids and rowids included, and each identity sequence then starts past
@@ -141,72 +143,53 @@ var notCopied = map[string]bool{"schema_migrations": true, "messages_fts": true,
 //
 // Turning triggers off takes ALTER TABLE ... DISABLE TRIGGER, which needs
 // the role that owns the tables: the one Herald connects as, which created
-// them. Until the copy commits it holds every table's lock and the
-// writers' lock: a replica started meanwhile waits for it.
-func (s *Store) CopyFromSQLite(ctx context.Context, src *SQLiteSource) ([]TableCopy, error) {
-	if !s.pg {
-		return nil, errors.New("store: copy from SQLite: the target must be a PostgreSQL database")
-	}
-	have, err := s.SchemaVersion(ctx)
+// them. The copy holds the writers' lock (store.ExclusivePostgresTx) and,
+// until it commits, every table's lock: a replica started meanwhile waits
+// for it.
+func Copy(ctx context.Context, dst *store.Store, src *Source) ([]TableCopy, error) {
+	have, err := dst.SchemaVersion(ctx)
 	if err != nil {
 		return nil, err
 	}
 	if have != src.version {
-		return nil, fmt.Errorf("store: copy from SQLite: the PostgreSQL database is at schema version %d, the SQLite one at %d", have, src.version)
+		return nil, fmt.Errorf("pgcopy: the PostgreSQL database is at schema version %d, the SQLite one at %d", have, src.version)
 	}
-	cfg := s.listen.Copy()
-	// The copy is one transaction, busy for as long as the source takes to
-	// read: the store's own limit on idle transactions is not for it.
-	cfg.RuntimeParams["idle_in_transaction_session_timeout"] = "0"
-	conn, err := pgx.ConnectConfig(ctx, cfg)
-	if err != nil {
-		return nil, fmt.Errorf("store: copy from SQLite: connect: %w", err)
-	}
-	defer conn.Close(context.WithoutCancel(ctx))
 	// Every table is read in one read transaction: one snapshot of the
 	// file, consistent across tables.
 	snap, err := src.db.BeginTx(ctx, nil)
 	if err != nil {
-		return nil, fmt.Errorf("store: copy from SQLite: read %s: %w", src.path, err)
+		return nil, fmt.Errorf("pgcopy: read %s: %w", src.path, err)
 	}
 	defer snap.Rollback()
 	src.read = snap
 	defer func() { src.read = src.db }()
-	tables, err := copyPlan(ctx, conn, src)
-	if err != nil {
-		return nil, fmt.Errorf("store: copy from SQLite: %w", err)
-	}
-	t, err := conn.Begin(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("store: copy from SQLite: %w", err)
-	}
-	defer t.Rollback(context.WithoutCancel(ctx))
-	copied, err := copyTables(ctx, t, src, tables)
+	var copied []TableCopy
+	err = dst.ExclusivePostgresTx(ctx, func(t pgx.Tx) error {
+		tables, err := copyPlan(ctx, t, src)
+		if err != nil {
+			return fmt.Errorf("pgcopy: %w", err)
+		}
+		copied, err = copyTables(ctx, t, src, tables)
+		return err
+	})
 	if err != nil {
 		return nil, err
-	}
-	if err := t.Commit(ctx); err != nil {
-		return nil, fmt.Errorf("store: copy from SQLite: commit: %w", err)
 	}
 	return copied, nil
 }
 
-// copyTables does CopyFromSQLite's work in its transaction t.
-func copyTables(ctx context.Context, t pgx.Tx, src *SQLiteSource, tables []copyTable) ([]TableCopy, error) {
-	// Replicas' writes wait, as they wait for each other's (postgres.go).
-	if _, err := t.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", int64(writerLockKey)); err != nil {
-		return nil, fmt.Errorf("store: copy from SQLite: writer lock: %w", err)
-	}
+// copyTables does Copy's work in its transaction t.
+func copyTables(ctx context.Context, t pgx.Tx, src *Source, tables []copyTable) ([]TableCopy, error) {
 	if err := checkEmpty(ctx, t, tables); err != nil {
 		return nil, err
 	}
 	for _, tb := range tables {
 		if _, err := t.Exec(ctx, "ALTER TABLE "+quote(tb.name)+" DISABLE TRIGGER USER"); err != nil {
-			return nil, fmt.Errorf("store: copy from SQLite: turn off the triggers of %s (the role must own the tables): %w", tb.name, err)
+			return nil, fmt.Errorf("pgcopy: turn off the triggers of %s (the role must own the tables): %w", tb.name, err)
 		}
 		if oneRowTables[tb.name] {
 			if _, err := t.Exec(ctx, "DELETE FROM "+quote(tb.name)); err != nil {
-				return nil, fmt.Errorf("store: copy from SQLite: %s: %w", tb.name, err)
+				return nil, fmt.Errorf("pgcopy: %s: %w", tb.name, err)
 			}
 		}
 	}
@@ -214,21 +197,21 @@ func copyTables(ctx context.Context, t pgx.Tx, src *SQLiteSource, tables []copyT
 	for _, tb := range tables {
 		n, err := copyTableRows(ctx, t, src, tb)
 		if err != nil {
-			return nil, fmt.Errorf("store: copy from SQLite: %s: %w", tb.name, err)
+			return nil, fmt.Errorf("pgcopy: %s: %w", tb.name, err)
 		}
 		copied = append(copied, TableCopy{Table: tb.name, Rows: n})
 		for _, col := range tb.identity {
 			if err := resetSequence(ctx, t, src, tb.name, col); err != nil {
-				return nil, fmt.Errorf("store: copy from SQLite: sequence of %s.%s: %w", tb.name, col, err)
+				return nil, fmt.Errorf("pgcopy: sequence of %s.%s: %w", tb.name, col, err)
 			}
 		}
 	}
 	if _, err := t.Exec(ctx, "UPDATE search_indexed SET position = 0 WHERE id = 1"); err != nil {
-		return nil, fmt.Errorf("store: copy from SQLite: search position: %w", err)
+		return nil, fmt.Errorf("pgcopy: search position: %w", err)
 	}
 	for _, tb := range tables {
 		if _, err := t.Exec(ctx, "ALTER TABLE "+quote(tb.name)+" ENABLE TRIGGER USER"); err != nil {
-			return nil, fmt.Errorf("store: copy from SQLite: turn the triggers of %s back on: %w", tb.name, err)
+			return nil, fmt.Errorf("pgcopy: turn the triggers of %s back on: %w", tb.name, err)
 		}
 	}
 	return copied, nil
@@ -244,7 +227,7 @@ func checkEmpty(ctx context.Context, t pgx.Tx, tables []copyTable) error {
 		}
 		var rows bool
 		if err := t.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM "+quote(tb.name)+")").Scan(&rows); err != nil {
-			return fmt.Errorf("store: copy from SQLite: %s: %w", tb.name, err)
+			return fmt.Errorf("pgcopy: %s: %w", tb.name, err)
 		}
 		if rows {
 			full = append(full, tb.name)
@@ -260,7 +243,7 @@ func checkEmpty(ctx context.Context, t pgx.Tx, tables []copyTable) error {
 // every id copied, and above SQLite's AUTOINCREMENT counter for the table,
 // which remembers ids of rows since deleted (events: a stream resumes from
 // its last id, so an id must never come back).
-func resetSequence(ctx context.Context, t pgx.Tx, src *SQLiteSource, table, col string) error {
+func resetSequence(ctx context.Context, t pgx.Tx, src *Source, table, col string) error {
 	used, err := src.handedOut(ctx, table)
 	if err != nil {
 		return err
@@ -273,7 +256,7 @@ func resetSequence(ctx context.Context, t pgx.Tx, src *SQLiteSource, table, col 
 
 // handedOut is the largest id SQLite's AUTOINCREMENT has handed out in
 // table, 0 for a table without one.
-func (src *SQLiteSource) handedOut(ctx context.Context, table string) (int64, error) {
+func (src *Source) handedOut(ctx context.Context, table string) (int64, error) {
 	// SQLite creates sqlite_sequence with the first AUTOINCREMENT table.
 	var exists bool
 	if err := src.read.QueryRowContext(ctx,
@@ -307,7 +290,7 @@ type copyTable struct {
 // copyPlan lists the tables to copy, parents before the tables that refer
 // to them, and checks that both databases have the same tables and
 // columns.
-func copyPlan(ctx context.Context, conn *pgx.Conn, src *SQLiteSource) ([]copyTable, error) {
+func copyPlan(ctx context.Context, conn pgx.Tx, src *Source) ([]copyTable, error) {
 	tables, err := pgTables(ctx, conn)
 	if err != nil {
 		return nil, err
@@ -345,7 +328,7 @@ func copyPlan(ctx context.Context, conn *pgx.Conn, src *SQLiteSource) ([]copyTab
 }
 
 // pgTables reads the tables to copy and their columns from PostgreSQL.
-func pgTables(ctx context.Context, conn *pgx.Conn) (map[string]*copyTable, error) {
+func pgTables(ctx context.Context, conn pgx.Tx) (map[string]*copyTable, error) {
 	rows, err := conn.Query(ctx, `SELECT c.table_name, c.column_name, c.data_type, c.is_identity
 		FROM information_schema.columns c JOIN information_schema.tables t
 			ON t.table_schema = c.table_schema AND t.table_name = c.table_name
@@ -383,7 +366,7 @@ func pgTables(ctx context.Context, conn *pgx.Conn) (map[string]*copyTable, error
 
 // pgCopyOrder orders tables so that a table comes after every table its
 // foreign keys name, by name where that leaves a choice.
-func pgCopyOrder(ctx context.Context, conn *pgx.Conn, tables map[string]*copyTable) ([]string, error) {
+func pgCopyOrder(ctx context.Context, conn pgx.Tx, tables map[string]*copyTable) ([]string, error) {
 	rows, err := conn.Query(ctx, `SELECT child.relname, parent.relname
 		FROM pg_constraint k
 			JOIN pg_class child ON child.oid = k.conrelid
@@ -433,7 +416,7 @@ func pgCopyOrder(ctx context.Context, conn *pgx.Conn, tables map[string]*copyTab
 
 // tables lists the SQLite database's own tables: not SQLite's (sqlite_*),
 // not virtual tables or their shadow tables, not notCopied.
-func (src *SQLiteSource) tables(ctx context.Context) ([]string, error) {
+func (src *Source) tables(ctx context.Context) ([]string, error) {
 	rows, err := src.read.QueryContext(ctx, "SELECT name FROM pragma_table_list WHERE schema = 'main' AND type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'")
 	if err != nil {
 		return nil, fmt.Errorf("list SQLite tables: %w", err)
@@ -455,7 +438,7 @@ func (src *SQLiteSource) tables(ctx context.Context) ([]string, error) {
 // checkColumns checks that the SQLite table has the columns PostgreSQL's
 // has and no others. A column named rowid that SQLite does not declare is
 // its implicit rowid, which a query reads by that name.
-func (src *SQLiteSource) checkColumns(ctx context.Context, tb *copyTable) error {
+func (src *Source) checkColumns(ctx context.Context, tb *copyTable) error {
 	rows, err := src.read.QueryContext(ctx, "SELECT name FROM pragma_table_info(?)", tb.name)
 	if err != nil {
 		return fmt.Errorf("columns of %s: %w", tb.name, err)
@@ -485,7 +468,7 @@ func (src *SQLiteSource) checkColumns(ctx context.Context, tb *copyTable) error 
 
 // copyTableRows streams the rows of one table from SQLite into PostgreSQL
 // through COPY and returns how many it copied.
-func copyTableRows(ctx context.Context, t pgx.Tx, src *SQLiteSource, tb copyTable) (int64, error) {
+func copyTableRows(ctx context.Context, t pgx.Tx, src *Source, tb copyTable) (int64, error) {
 	cols := make([]string, len(tb.cols))
 	for i, c := range tb.cols {
 		cols[i] = `"` + strings.ReplaceAll(c, `"`, `""`) + `"` // SQLite quotes names as PostgreSQL does

@@ -1,8 +1,8 @@
-// Package subscription verifies app-store purchases: App Store signed
+// Package appstore verifies app-store purchases: App Store signed
 // transactions and notifications (JWS with an x5c chain to Apple's root) and
 // Google Play subscriptions (the Play Developer API, and the Pub/Sub push
 // tokens of its notifications). It knows nothing of the store.
-package subscription
+package appstore
 
 import (
 	"crypto/x509"
