@@ -55,7 +55,7 @@ trap 'exit 130' INT TERM
 
 build_tags=()
 if [[ ${PROFILE:-} == 1 ]]; then
-	build_tags=(-tags pprof) # pprof_debug.go: HERALD_PPROF serves net/http/pprof
+	build_tags=(-tags pprof) # cli/pprof_debug.go: HERALD_PPROF serves net/http/pprof
 fi
 echo "building herald and the load generator..." >&2
 CGO_ENABLED=0 go build "${build_tags[@]}" -o "$tmp/herald" .

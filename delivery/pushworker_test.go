@@ -122,7 +122,7 @@ func newPWFakes(t *testing.T) *pwFakes {
 // leaves that provider out, as serve does when it is not configured.
 func (f *pwFakes) dispatcher(withAPNs, withFCM, withWeb bool) *push.Dispatcher {
 	f.t.Helper()
-	var apns *push.APNs // a typed nil, as cmd_serve.go passes it
+	var apns *push.APNs // a typed nil, as cli/push.go passes it
 	var fcm *push.FCM
 	var web *push.WebPush
 	var err error
@@ -510,7 +510,7 @@ func TestPusherDeactivatesRejectedDevice(t *testing.T) {
 func pwPtr[T any](v T) *T { return &v }
 
 func TestPusherRetriesTransientFailure(t *testing.T) {
-	pgtest.SkipIfAll(t, "a start does not free claims there, since other replicas' claims are alive; a dead replica's come back after their lease (replicas_test.go)")
+	pgtest.SkipIfAll(t, "a start does not free claims there, since other replicas' claims are alive; a dead replica's come back after their lease (e2e/replicas_test.go)")
 	e := newPWEnv(t)
 	flaky, flakyKey := e.device(e.ann, "ios", "flaky-iphone")
 	_, android := e.device(e.ann, "android", "ann-pixel")

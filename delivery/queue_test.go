@@ -188,7 +188,7 @@ func qtRun(t *testing.T, st *store.Store) (stop func()) {
 // TestQueueCrashSafety stops queues part-way, twice, once also closing and
 // re-opening the database: every job is still delivered, at least once.
 func TestQueueCrashSafety(t *testing.T) {
-	pgtest.SkipIfAll(t, "a start does not free claims there, since other replicas' claims are alive; a dead replica's come back after their lease (replicas_test.go)")
+	pgtest.SkipIfAll(t, "a start does not free claims there, since other replicas' claims are alive; a dead replica's come back after their lease (e2e/replicas_test.go)")
 	e := newQTEnv(t)
 	rc := newQTReceiver(t, 3*time.Millisecond)
 	const n = 60
@@ -237,7 +237,7 @@ func TestQueueCrashSafety(t *testing.T) {
 // never recorded) goes out as soon as a queue starts, not when its lease
 // runs out.
 func TestQueueReleasesDeadLeases(t *testing.T) {
-	pgtest.SkipIfAll(t, "a start does not free claims there, since other replicas' claims are alive; a dead replica's come back after their lease (replicas_test.go)")
+	pgtest.SkipIfAll(t, "a start does not free claims there, since other replicas' claims are alive; a dead replica's come back after their lease (e2e/replicas_test.go)")
 	e := newQTEnv(t)
 	rc := newQTReceiver(t, 0)
 	ids := e.respond(t, rc.URL, 3)

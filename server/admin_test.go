@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/auth"
+	"github.com/heraldhq/herald/internal/testkit"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -128,6 +129,54 @@ func TestAdminUsers(t *testing.T) {
 		t.Error("deleted user still stored")
 	}
 	wantError(t, e.request("DELETE", "/v1/admin/users/"+id, nil, admin.Token), 404, "not_found")
+}
+
+// TestAdminRefusesBadAccounts: POST /v1/admin/users, the password reset
+// and the plan change refuse every bad account of the table the service's
+// and the command line's tests share, with its words, and change nothing.
+func TestAdminRefusesBadAccounts(t *testing.T) {
+	e := newTestEnv(t)
+	admin := e.newAdmin("root@example.com")
+	plain := e.newUser("bob@example.com")
+	for _, b := range testkit.BadAccounts {
+		t.Run(b.Name, func(t *testing.T) {
+			body := map[string]string{"email": b.Email, "password": b.Password}
+			if b.Plan != "" {
+				body["plan"] = b.Plan
+			}
+			r := e.request("POST", "/v1/admin/users", body, admin.Token)
+			wantError(t, r, http.StatusBadRequest, "invalid_payload")
+			if got := r.Str("message"); got != b.Message {
+				t.Errorf("create: %q, want %q", got, b.Message)
+			}
+			var change *response
+			switch b.Field() {
+			case "password":
+				res := e.request("POST", "/v1/admin/users/"+plain.ID+"/password", map[string]string{"password": b.Password}, admin.Token)
+				change = &res
+			case "plan":
+				res := e.request("PATCH", "/v1/admin/users/"+plain.ID, map[string]string{"plan": b.Plan}, admin.Token)
+				change = &res
+			}
+			if change != nil {
+				wantError(t, *change, http.StatusBadRequest, "invalid_payload")
+				if got := change.Str("message"); got != b.Message {
+					t.Errorf("change of %s: %q, want %q", b.Field(), got, b.Message)
+				}
+			}
+		})
+	}
+	users := e.do(200, "GET", "/v1/admin/users", nil, admin.Token).Body["users"].([]any)
+	if len(users) != 2 {
+		t.Errorf("%d users after the refusals, want 2", len(users))
+	}
+	u, err := e.st.UserByID(context.Background(), plain.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, _ := auth.CheckPassword(context.Background(), u.PasswordHash, plain.Password); !ok || u.Plan != "free" {
+		t.Errorf("after the refusals: password kept %v, plan %q; want kept, free", ok, u.Plan)
+	}
 }
 
 // TestAdminServer: the status page's figures come from the store and the

@@ -258,7 +258,7 @@ func (s *Server) handleMe(w http.ResponseWriter, r *http.Request, _ httprouter.P
 }
 
 func (s *Server) handleDeleteUser(w http.ResponseWriter, r *http.Request, _ httprouter.Params, who *principal) error {
-	if err := s.st.DeleteUser(r.Context(), who.user.ID); err != nil {
+	if err := s.svc.DeleteAccount(r.Context(), who.user); err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, map[string]bool{"ok": true})

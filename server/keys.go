@@ -54,7 +54,7 @@ func (s *Server) handleListKeys(w http.ResponseWriter, r *http.Request, _ httpro
 }
 
 func (s *Server) handleRevokeKey(w http.ResponseWriter, r *http.Request, p httprouter.Params, who *principal) error {
-	if err := s.st.RevokeAPIKey(r.Context(), who.user.ID, p.ByName("id")); err != nil {
+	if err := s.svc.RevokeAPIKey(r.Context(), who.user.ID, p.ByName("id")); err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"ok": true, "message": "API key revoked"})

@@ -141,13 +141,20 @@ func (s *Service) ResetPassword(ctx context.Context, userID, password string) er
 	return s.st.SetUserPassword(ctx, userID, hash, "")
 }
 
-// DeleteUser deletes another user's account and everything it owns. An
-// administrator deletes their own account from the account page instead.
+// DeleteUser deletes another user's account and everything it owns. by is
+// the administrator who asks, or nil for the operator at the command line.
+// An administrator deletes their own account from the account page instead.
 func (s *Service) DeleteUser(ctx context.Context, by *store.User, userID string) error {
-	if by.ID == userID {
+	if by != nil && by.ID == userID {
 		return forbidden("delete your own account from your account page, not from the users page")
 	}
 	return s.st.DeleteUser(ctx, userID)
+}
+
+// DeleteAccount deletes the signed-in user's own account and everything it
+// owns (DELETE /v1/auth/user).
+func (s *Service) DeleteAccount(ctx context.Context, who *store.User) error {
+	return s.st.DeleteUser(ctx, who.ID)
 }
 
 // ChangePassword replaces who's local password after checking the current

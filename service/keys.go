@@ -40,3 +40,10 @@ func (s *Service) CreateAPIKey(ctx context.Context, userID, name string) (*store
 	}
 	return k, key, nil
 }
+
+// RevokeAPIKey revokes userID's unrevoked key keyID; it stops working at
+// once. A key that is not userID's, or is already revoked, is
+// ErrNotFound: one user never learns of another's keys.
+func (s *Service) RevokeAPIKey(ctx context.Context, userID, keyID string) error {
+	return s.st.RevokeAPIKey(ctx, userID, keyID)
+}

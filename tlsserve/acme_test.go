@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/heraldhq/herald/internal/testkit"
 	"github.com/heraldhq/herald/internal/tlstest"
 )
 
@@ -61,7 +62,7 @@ func TestACMETLSALPN01(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	closedPort := tlstest.Port(t, tlstest.FreeAddr(t)) // HTTP-01 cannot succeed
+	closedPort := tlstest.Port(t, testkit.FreeAddr(t)) // HTTP-01 cannot succeed
 	// 30 s certificates: autocert renews a third of the lifetime before expiry.
 	p := tlstest.Start(t, tlstest.Options{TLSPort: tlstest.Port(t, ln.Addr().String()), HTTPPort: closedPort, Validity: 30 * time.Second})
 	a := &acmeSetup{pebble: p, addr: ln.Addr().String(), logs: &logBuffer{}}
@@ -106,7 +107,7 @@ func TestACMEHTTP01(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	closedPort := tlstest.Port(t, tlstest.FreeAddr(t)) // TLS-ALPN-01 cannot succeed
+	closedPort := tlstest.Port(t, testkit.FreeAddr(t)) // TLS-ALPN-01 cannot succeed
 	p := tlstest.Start(t, tlstest.Options{TLSPort: closedPort, HTTPPort: tlstest.Port(t, redirectLn.Addr().String())})
 	cache := t.TempDir()
 	a := &acmeSetup{pebble: p, addr: httpsLn.Addr().String(), logs: &logBuffer{}}

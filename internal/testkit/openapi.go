@@ -7,13 +7,17 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 	"sync/atomic"
+	"testing"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/getkin/kin-openapi/routers"
 	"github.com/getkin/kin-openapi/routers/legacy"
+
+	"github.com/heraldhq/herald/docs"
 )
 
 // Contract is an OpenAPI description that requests and answers are checked
@@ -122,6 +126,22 @@ var checked atomic.Pointer[Contract]
 func CheckCalls(c *Contract) (stop func()) {
 	checked.Store(c)
 	return func() { checked.Store(nil) }
+}
+
+// RunChecked runs a test package's tests (m.Run) with every Call checked
+// against Herald's OpenAPI description, then announces the tests pkg
+// skipped for want of a tool. It returns the status for os.Exit.
+func RunChecked(m *testing.M, pkg string) int {
+	contract, err := LoadContract(docs.OpenAPI)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	stop := CheckCalls(contract)
+	code := m.Run()
+	stop()
+	AnnounceSkips(pkg)
+	return code
 }
 
 // ErrContract marks an exchange that does not match the checked contract.

@@ -10,7 +10,6 @@
 package tlstest
 
 import (
-	"bytes"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
@@ -112,7 +111,7 @@ func Start(t testing.TB, o Options) *Pebble {
 		testkit.Skip(t, fmt.Sprintf("pebble (Let's Encrypt's test ACME server) cannot be built, so ACME is not tested: %v", buildErr))
 	}
 	dns := startDNS(t)
-	listen, mgmt := FreeAddr(t), FreeAddr(t)
+	listen, mgmt := testkit.FreeAddr(t), testkit.FreeAddr(t)
 	certs := filepath.Join(moduleDir, "test", "certs")
 	profile := map[string]any{"description": "test"}
 	if o.Validity > 0 {
@@ -141,7 +140,7 @@ func Start(t testing.TB, o Options) *Pebble {
 		"PEBBLE_WFE_NONCEREJECT=0", // no made-up bad nonces: each run the same
 		"PEBBLE_AUTHZREUSE=0",      // every order validated again, renewals too
 	)
-	logs := &syncBuffer{}
+	logs := &testkit.SyncBuffer{}
 	cmd.Stdout, cmd.Stderr = logs, logs
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start pebble: %v", err)
@@ -204,17 +203,6 @@ func (p *Pebble) Roots(t testing.TB) *x509.CertPool {
 	return pool
 }
 
-// FreeAddr returns a loopback address that was free a moment ago.
-func FreeAddr(t testing.TB) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
 // Port is the port of a host:port address.
 func Port(t testing.TB, addr string) int {
 	t.Helper()
@@ -227,21 +215,4 @@ func Port(t testing.TB, addr string) int {
 		t.Fatal(err)
 	}
 	return n
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
