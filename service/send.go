@@ -21,6 +21,9 @@ func (s *Service) Send(ctx context.Context, ch *store.Channel, p *SendPayload) (
 			return nil, err
 		}
 	}
+	if err := checkDelivery(p, s.now()); err != nil {
+		return nil, err
+	}
 	actions := p.Actions
 	if ch.Approval != nil && len(actions) == 0 {
 		actions = ApprovalActions
@@ -35,6 +38,16 @@ func (s *Service) Send(ctx context.Context, ch *store.Channel, p *SendPayload) (
 	m := &store.Message{
 		ChannelID: ch.ID, Title: strings.TrimSpace(*p.Title), Body: p.Body, Priority: p.Priority,
 		Actions: actionsJSON, CallbackURL: p.CallbackURL, Muted: ch.Muted(s.now()), Approval: ch.Approval,
+		SequenceID: p.SequenceID, Ephemeral: p.Ephemeral, NoPush: p.NoPush,
+	}
+	if p.DeliverAt != nil {
+		at := p.DeliverAt.UTC()
+		m.DeliverAt = &at
+	}
+	// A plain send has no extras: EncodeExtras marshals nothing then.
+	var err error
+	if m.Extras, err = EncodeExtras(&p.Extras); err != nil {
+		return nil, err
 	}
 	if err := s.st.CreateMessage(ctx, m); err != nil {
 		return nil, err
@@ -57,7 +70,7 @@ func Answerable(actions json.RawMessage, approval bool) bool {
 		return true // not ours to judge: let the sender wait
 	}
 	for _, a := range acts {
-		if a.Type == "button" || a.Type == "form" {
+		if a.Type == "button" || a.Type == "form" || a.Type == "http" {
 			return true
 		}
 	}

@@ -123,7 +123,12 @@ func (s *Store) CreateMessage(ctx context.Context, m *Message) error {
 	}
 	var deadline any
 	if m.Approval != nil {
-		d := m.CreatedAt.Add(time.Duration(m.Approval.WindowSeconds) * time.Second)
+		// A scheduled approval's window opens when it is delivered.
+		start := m.CreatedAt
+		if m.DeliverAt != nil {
+			start = *m.DeliverAt
+		}
+		d := start.Add(time.Duration(m.Approval.WindowSeconds) * time.Second)
 		m.ApprovalDeadline = &d
 		deadline = ms(d)
 	}
@@ -137,9 +142,12 @@ func (s *Store) CreateMessage(ctx context.Context, m *Message) error {
 	if !m.Muted {
 		marks = append(marks, TopicPush) // the pusher checks cheaply whether a job is due
 	}
-	err := s.insertRow(ctx, &rowWrite{ins: insertMessages, args: args, marks: marks}, func(tx *writeTx) error {
+	if m.DeliverAt != nil {
+		marks = append(marks, TopicScheduled)
+	}
+	insert := func(tx *writeTx) error {
 		// One statement: the messages_created trigger records the stream
-		// event and queues the push job (migration 0007).
+		// event and queues the push job (migrations 0007, 0026).
 		if _, err := tx.ExecStmt(s.st.insertMessage, args...); err != nil {
 			return err
 		}
@@ -147,7 +155,20 @@ func (s *Store) CreateMessage(ctx context.Context, m *Message) error {
 			s.wake.mark(t)
 		}
 		return nil
-	})
+	}
+	var err error
+	if m.SequenceID == "" {
+		err = s.insertRow(ctx, &rowWrite{ins: insertMessages, args: args, marks: marks}, insert)
+	} else {
+		// A message of a sequence replaces the sequence's message still
+		// waiting to be delivered, in the same commit.
+		err = s.update(ctx, func(tx *writeTx) error {
+			if err := s.deleteScheduled(tx, m.ChannelID, m.SequenceID); err != nil {
+				return err
+			}
+			return insert(tx)
+		})
+	}
 	if isForeignKey(err) {
 		// The channel was deleted (by another process, after a cached
 		// token lookup): as if the token were unknown.
