@@ -91,7 +91,7 @@ func (s *Service) Respond(ctx context.Context, who *store.User, messageID, actio
 	if act == nil {
 		return Answer{}, invalid("action %q is not a button or form of this message", action)
 	}
-	if act.Type == "button" && len(responses) > 0 {
+	if (act.Type == "button" || act.Type == "http") && len(responses) > 0 {
 		return Answer{}, invalid("a button takes no responses")
 	}
 	if act.Type == "form" {

@@ -186,7 +186,7 @@ func validAction(i int, a *Action, keys map[string]bool) error {
 			return at("value must be an absolute http or https URL of at most %d characters", MaxURL)
 		}
 		if a.Key != "" || len(a.Fields) > 0 || a.Request != nil {
-			return at("a url Action takes label and value, not key, fields or request")
+			return at("a url Action takes label and value, not key or fields (nor request: that is an http Action's)")
 		}
 		return nil
 	case "button", "form":
