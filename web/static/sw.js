@@ -120,10 +120,14 @@ async function showMessage(d) {
     badge: BADGE,
     timestamp: Date.now(),
     requireInteraction: high,
-    renotify: high,
+    // A sequence's later message replaces the earlier one under the same
+    // tag, and alerts again.
+    renotify: high || d.renotify === true,
     silent: low,
+    image: typeof d.image === 'string' && /^https?:/.test(d.image) ? d.image : undefined,
     actions: buttonsOf(d.actions),
-    data: { message_id: d.message_id, channel: d.channel || '', url: d.url || '/', actions: d.actions || [], answer: d.answer || null },
+    data: { message_id: d.message_id, channel: d.channel || '', url: d.url || '/', actions: d.actions || [], answer: d.answer || null,
+      click: typeof d.click === 'string' && /^(https?:|mailto:)/.test(d.click) ? d.click : '' },
   });
 }
 
@@ -165,6 +169,11 @@ function onNotificationClick(event) {
   n.close();
   if (act && type === 'url' && /^https?:/.test(act.value || '')) {
     event.waitUntil(self.clients.openWindow(act.value));
+    return;
+  }
+  // The body of a message with a click URL opens it.
+  if (!act && d.click) {
+    event.waitUntil(self.clients.openWindow(d.click));
     return;
   }
   // The body, a form (filled in the app) or a button this device cannot
