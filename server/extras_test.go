@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/heraldhq/herald/config"
+	"github.com/heraldhq/herald/delivery"
 	"github.com/heraldhq/herald/ntfy"
 )
 
@@ -188,4 +190,63 @@ func ntfyCall(e *testEnv, method, path string) response {
 		e.t.Fatal(err)
 	}
 	return response{Status: res.StatusCode, Header: res.Header, Raw: raw}
+}
+
+// TestHTTPActionRequest: tapping an http action answers the message and
+// makes the request its sender described (method, headers, body, not
+// signed) through the delivery queue, retried, in the delivery log beside
+// the callback, which still goes out.
+func TestHTTPActionRequest(t *testing.T) {
+	e, _ := openTestEnv(t, t.TempDir(), nil) // the real clock: retries are due when the queue says
+
+	f := cbSetup(e, "ops@example.com")
+	lights := cbNewReceiver(t, func(w http.ResponseWriter, _ *http.Request, n int) {
+		if n == 1 {
+			w.WriteHeader(http.StatusServiceUnavailable) // the first attempt fails: retried
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	})
+	hook := cbNewReceiver(t, cbStatus(200))
+	cbStartQueue(t, e.st, cbQueueConfig(), delivery.Options{})
+	id := f.send(hook.URL+"/cb", map[string]any{"type": "http", "label": "Turn off", "value": lights.URL + "/off?room=1",
+		"request": map[string]any{"method": "PUT", "headers": map[string]string{"X-Auth": "k1"}, "body": `{"on":false}`}})
+	f.tap(id, "http")
+	hits := lights.waitHits(t, 2, 10*time.Second)
+	for _, h := range hits {
+		if h.Method != "PUT" || h.URI != "/off?room=1" || h.Header.Get("X-Auth") != "k1" || string(h.Body) != `{"on":false}` ||
+			h.Header.Get("X-Service-Signature") != "" {
+			t.Errorf("action request %s %s %v %s", h.Method, h.URI, h.Header, h.Body)
+		}
+	}
+	cb := hook.waitHits(t, 1, 10*time.Second)
+	if cb[0].Header.Get("X-Service-Signature") == "" {
+		t.Error("the callback is not signed")
+	}
+	_, attempts := f.waitLog(id, 10*time.Second, "three attempts", func(_ map[string]any, a []map[string]any) bool { return len(a) == 3 })
+	actions := 0
+	for _, a := range attempts {
+		if a["event"] == "action.http" {
+			actions++
+		}
+	}
+	if actions != 2 {
+		t.Errorf("delivery log %v: %d action.http attempts, want 2", attempts, actions)
+	}
+	if got := f.poll(id).Str("status"); got != "submitted" {
+		t.Errorf("poll: %q, want submitted", got)
+	}
+}
+
+// TestHTTPActionRefusedHost: an http action to an address the callback
+// guard refuses is refused at send time, as a callback_url is.
+func TestHTTPActionRefusedHost(t *testing.T) {
+	e := newTestEnv(t, func(c *config.Config) { c.Delivery.AllowLoopback = false })
+	u := e.newUser("ops@example.com")
+	_, token := msgChannel(e, u, "Lights")
+	r := e.request("POST", "/v1/send/"+token, map[string]any{"title": "t", "actions": []any{
+		map[string]any{"type": "http", "label": "Go", "value": "http://127.0.0.1:9/x"}}}, "")
+	if r.Status != 400 || !strings.Contains(string(r.Raw), "actions[0].value") {
+		t.Errorf("status %d %s, want 400 naming actions[0].value", r.Status, r.Raw)
+	}
 }

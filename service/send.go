@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/url"
 	"strings"
 
@@ -23,6 +24,13 @@ func (s *Service) Send(ctx context.Context, ch *store.Channel, p *SendPayload) (
 	}
 	if err := checkDelivery(p, s.now()); err != nil {
 		return nil, err
+	}
+	for i, a := range p.Actions {
+		if a.Type == "http" {
+			if err := s.checkHost(fmt.Sprintf("actions[%d].value", i), a.Value); err != nil {
+				return nil, err
+			}
+		}
 	}
 	actions := p.Actions
 	if ch.Approval != nil && len(actions) == 0 {
@@ -83,6 +91,12 @@ func Answerable(actions json.RawMessage, approval bool) bool {
 // until it failed. A name that resolves to a blocked address is found out
 // at dial time, and the delivery log says why.
 func (s *Service) checkCallbackHost(raw string) error {
+	return s.checkHost("callback_url", raw)
+}
+
+// checkHost is checkCallbackHost for the URL of field: a callback_url, or
+// an http action's, which the delivery queue calls under the same policy.
+func (s *Service) checkHost(field, raw string) error {
 	if s.opts.Callbacks == nil {
 		return nil
 	}
@@ -92,7 +106,7 @@ func (s *Service) checkCallbackHost(raw string) error {
 	}
 	var be *netguard.BlockedError
 	if errors.As(s.opts.Callbacks.CheckHost(u.Hostname()), &be) {
-		return invalid("callback_url is refused: %s", be.Explain("callbacks"))
+		return invalid("%s is refused: %s", field, be.Explain("callbacks"))
 	}
 	return nil
 }

@@ -62,7 +62,7 @@ const messageCols = `m.id, m.channel_id, (SELECT user_id FROM channels WHERE id 
 	m.extras, COALESCE(m.sequence_id, ''), m.deliver_at, m.ephemeral, m.no_push`
 
 // messageFrom joins each message with its delivery job, if any.
-const messageFrom = " FROM messages m LEFT JOIN deliveries d ON d.message_id = m.id "
+const messageFrom = " FROM messages m LEFT JOIN deliveries d ON d.message_id = m.id AND d.kind = 'callback' "
 
 func scanMessage(row scanner) (*Message, error) {
 	var m Message
@@ -224,6 +224,13 @@ func (s *Store) Respond(ctx context.Context, id string, result json.RawMessage, 
 // RespondWithOutcome is Respond that also keeps outcome, what answered the
 // message, for its owner to read after the response is polled away.
 func (s *Store) RespondWithOutcome(ctx context.Context, id string, result, outcome json.RawMessage, at time.Time, callback *NewDelivery) error {
+	return s.RespondWithJobs(ctx, id, result, outcome, at, callback, nil)
+}
+
+// RespondWithJobs is RespondWithOutcome that also queues action, the
+// request of a tapped http action, when not nil: in the same transaction.
+func (s *Store) RespondWithJobs(ctx context.Context, id string, result, outcome json.RawMessage, at time.Time,
+	callback, action *NewDelivery) error {
 	var kept sql.NullString
 	if outcome != nil {
 		kept = sql.NullString{String: string(outcome), Valid: true}
@@ -249,6 +256,11 @@ func (s *Store) RespondWithOutcome(ctx context.Context, id string, result, outco
 		}
 		if err := s.queueUpdatePush(tx, id); err != nil {
 			return err
+		}
+		if action != nil {
+			if err := s.insertDelivery(tx, id, action, at); err != nil {
+				return err
+			}
 		}
 		if callback == nil {
 			return nil

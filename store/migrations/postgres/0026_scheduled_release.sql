@@ -62,3 +62,12 @@ CREATE TRIGGER messages_released AFTER UPDATE OF deliver_at ON messages
     EXECUTE FUNCTION messages_released_fn();
 
 CREATE INDEX messages_ephemeral ON messages(created_at) WHERE ephemeral = 1;
+
+-- http actions' requests go through the delivery queue beside the
+-- callback (SQLite's 0026 says how): the callback stays one per message.
+ALTER TABLE deliveries DROP CONSTRAINT deliveries_message_id_key;
+ALTER TABLE deliveries ADD COLUMN kind TEXT NOT NULL DEFAULT 'callback';
+ALTER TABLE deliveries ADD COLUMN method TEXT;
+ALTER TABLE deliveries ADD COLUMN headers TEXT;
+CREATE UNIQUE INDEX deliveries_callback ON deliveries(message_id) WHERE kind = 'callback';
+CREATE INDEX deliveries_message ON deliveries(message_id);
