@@ -208,6 +208,21 @@ func TestDeleteAndClearSequence(t *testing.T) {
 		if _, err := f.s.Message(ctx, keep.ID); err != nil {
 			t.Errorf("another sequence's message: %v", err)
 		}
+		// A deletion's event still names the sequence: the notification
+		// to remove, once the message is gone.
+		evs, err := f.s.UserEventsBetween(ctx, f.userID, 0, 1<<62, 1000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		named := 0
+		for _, e := range evs {
+			if e.Type == EventDeleted && e.SequenceID == "backup" {
+				named++
+			}
+		}
+		if named != 2 {
+			t.Errorf("%d deleted events name sequence backup, want 2", named)
+		}
 	})
 }
 

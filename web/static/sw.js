@@ -101,7 +101,7 @@ self.addEventListener('push', (event) => {
 function buttonsOf(actions) {
   const max = (self.Notification && self.Notification.maxActions) || 0;
   return (Array.isArray(actions) ? actions : [])
-    .filter((a) => a && typeof a.label === 'string' && ['button', 'form', 'url'].includes(a.type))
+    .filter((a) => a && typeof a.label === 'string' && ['button', 'form', 'url', 'http'].includes(a.type))
     .slice(0, max)
     .map((a, i) => ({ action: `${i}:${a.type}:${a.key || ''}`, title: a.label }));
 }
@@ -161,8 +161,9 @@ function onNotificationClick(event) {
   const n = event.notification;
   const d = n.data || {};
   const [index, type] = (event.action || '').split(':');
-  const act = event.action ? (d.actions || []).filter((a) => a && ['button', 'form', 'url'].includes(a.type))[Number(index)] : null;
-  if (act && type === 'button' && d.answer) {
+  const act = event.action ? (d.actions || []).filter((a) => a && ['button', 'form', 'url', 'http'].includes(a.type))[Number(index)] : null;
+  // An http action answers as a button does; Herald then makes its request.
+  if (act && (type === 'button' || type === 'http') && d.answer) {
     event.waitUntil(answer(n, act));
     return;
   }

@@ -71,3 +71,7 @@ ALTER TABLE deliveries ADD COLUMN method TEXT;
 ALTER TABLE deliveries ADD COLUMN headers TEXT;
 CREATE UNIQUE INDEX deliveries_callback ON deliveries(message_id) WHERE kind = 'callback';
 CREATE INDEX deliveries_message ON deliveries(message_id);
+
+-- A stream event names the sequence of its message, so that a deletion's
+-- event still says which notification to remove once the message is gone.
+ALTER TABLE events ADD COLUMN sequence_id TEXT;

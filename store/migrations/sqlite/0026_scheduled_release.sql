@@ -104,3 +104,7 @@ INSERT INTO delivery_attempts (id, delivery_id, attempt, at, status_code, error,
 CREATE INDEX delivery_attempts_delivery ON delivery_attempts(delivery_id, id);
 DROP TABLE deliveries_copy;
 DROP TABLE delivery_attempts_copy;
+
+-- A stream event names the sequence of its message, so that a deletion's
+-- event still says which notification to remove once the message is gone.
+ALTER TABLE events ADD COLUMN sequence_id TEXT;
