@@ -2,7 +2,9 @@ package delivery
 
 import (
 	"bytes"
+	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -108,31 +110,21 @@ func (q *Queue) send(ctx context.Context, job *store.Delivery) (store.AttemptRes
 		res.Duration = q.now().Sub(start)
 		return res, cause
 	}
-	secret, err := q.st.ChannelSecret(ctx, job.ChannelID)
-	if err != nil {
-		return fail(errUnavailable, fmt.Errorf("read channel secret: %w", err))
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, job.URL, bytes.NewReader(job.Body))
-	if err != nil {
-		return fail(errInvalidURL, errors.New("build request: the URL does not parse"))
-	}
-	h := req.Header
-	h.Set("Content-Type", "application/json")
-	h.Set("User-Agent", q.cfg.UserAgent)
-	h.Set("X-Service-Event", job.Event)
-	h.Set("X-Service-Delivery", job.ID)
-	now := q.now()
-	h.Set(signature.Header, signature.Sign(secret, now, job.Body))
-	// Standard Webhooks: the delivery id names the message, so every retry
-	// of one delivery carries the same webhook-id and receivers can
-	// deduplicate on it.
-	if sig, err := signature.SignStandard(secret, job.ID, now, job.Body); err == nil {
-		h.Set(signature.HeaderID, job.ID)
-		h.Set(signature.HeaderTimestamp, strconv.FormatInt(now.Unix(), 10))
-		h.Set(signature.HeaderSignature, sig)
+	var req *http.Request
+	var err error
+	if job.Kind == store.KindAction {
+		req, err = actionRequest(ctx, job)
 	} else {
-		q.log.Warn("delivery: no Standard Webhooks signature", "delivery", job.ID, "err", err)
+		req, err = q.callbackRequest(ctx, job)
 	}
+	if err != nil {
+		var shown *shownError
+		if errors.As(err, &shown) {
+			return fail(shown.text, shown.cause)
+		}
+		return fail(errUnavailable, err)
+	}
+	req.Header.Set("User-Agent", q.cfg.UserAgent)
 	resp, err := q.client.Do(req)
 	if err != nil {
 		// *url.Error repeats the whole URL, query string and all.
@@ -164,6 +156,72 @@ func (q *Queue) send(ctx context.Context, job *store.Delivery) (store.AttemptRes
 		res.Error = fmt.Sprintf("receiver answered %d", resp.StatusCode)
 	}
 	return res, nil
+}
+
+// shownError is a failure to build a request: text for the delivery log,
+// cause for the server's.
+type shownError struct {
+	text  string
+	cause error
+}
+
+func (e *shownError) Error() string { return e.text + ": " + e.cause.Error() }
+
+// callbackRequest is the signed POST of a callback, signed with the
+// channel's secret as it is now: after a rotation the next attempt
+// carries the new signature.
+func (q *Queue) callbackRequest(ctx context.Context, job *store.Delivery) (*http.Request, error) {
+	secret, err := q.st.ChannelSecret(ctx, job.ChannelID)
+	if err != nil {
+		return nil, &shownError{errUnavailable, fmt.Errorf("read channel secret: %w", err)}
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, job.URL, bytes.NewReader(job.Body))
+	if err != nil {
+		return nil, &shownError{errInvalidURL, errors.New("build request: the URL does not parse")}
+	}
+	h := req.Header
+	h.Set("Content-Type", "application/json")
+	h.Set("X-Service-Event", job.Event)
+	h.Set("X-Service-Delivery", job.ID)
+	now := q.now()
+	h.Set(signature.Header, signature.Sign(secret, now, job.Body))
+	// Standard Webhooks: the delivery id names the message, so every retry
+	// of one delivery carries the same webhook-id and receivers can
+	// deduplicate on it.
+	if sig, err := signature.SignStandard(secret, job.ID, now, job.Body); err == nil {
+		h.Set(signature.HeaderID, job.ID)
+		h.Set(signature.HeaderTimestamp, strconv.FormatInt(now.Unix(), 10))
+		h.Set(signature.HeaderSignature, sig)
+	} else {
+		q.log.Warn("delivery: no Standard Webhooks signature", "delivery", job.ID, "err", err)
+	}
+	return req, nil
+}
+
+// actionRequest is the request of a tapped http action, as its sender
+// described it (method, headers, body), through the same guarded client
+// as callbacks. It is not signed: its receiver is whatever the sender
+// named, not a receiver of Herald's callbacks.
+func actionRequest(ctx context.Context, job *store.Delivery) (*http.Request, error) {
+	method := cmp.Or(job.Method, http.MethodPost)
+	var body io.Reader
+	if len(job.Body) > 0 {
+		body = bytes.NewReader(job.Body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, job.URL, body)
+	if err != nil {
+		return nil, &shownError{errInvalidURL, errors.New("build request: the URL does not parse")}
+	}
+	if len(job.Headers) > 0 {
+		var headers map[string]string
+		if err := json.Unmarshal(job.Headers, &headers); err != nil {
+			return nil, &shownError{errUnavailable, fmt.Errorf("read action headers: %w", err)}
+		}
+		for k, v := range headers {
+			req.Header.Set(k, v)
+		}
+	}
+	return req, nil
 }
 
 // describe is what the delivery log shows for a request that got no answer.

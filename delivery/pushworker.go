@@ -13,6 +13,7 @@ import (
 
 	"github.com/heraldhq/herald/netguard"
 	"github.com/heraldhq/herald/push"
+	"github.com/heraldhq/herald/service"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -124,6 +125,7 @@ func (p *Pusher) process(ctx context.Context, job store.PushJob) {
 	}
 	n := push.Notification{MessageID: m.ID, ChannelID: m.ChannelID, Title: m.Title, Body: m.Body,
 		Priority: m.Priority, Actions: m.Actions}
+	withExtras(&n, m)
 	if err := p.forBrowsers(ctx, &n, m, kind, devices); err != nil {
 		p.log.Error("push: read channel", "message", job.MessageID, "err", err)
 		return
@@ -287,5 +289,24 @@ func (p *Pusher) finish(ctx context.Context, job store.PushJob, retries []store.
 	defer cancel()
 	if err := p.st.FinishPushJob(fctx, job, retries); err != nil {
 		p.log.Error("push: finish job", "job", job.ID, "err", err)
+	}
+}
+
+// withExtras adds to n what m carries beside its text: its sequence's
+// group, so that it replaces the sequence's earlier notification, and its
+// tags, click, icon and picture.
+func withExtras(n *push.Notification, m *store.Message) {
+	if m.SequenceID != "" {
+		n.Group = push.SequenceGroup(m.ChannelID, m.SequenceID)
+	}
+	if len(m.Extras) == 0 {
+		return
+	}
+	// The service wrote it; one that does not read is pushed without.
+	if e, err := service.DecodeExtras(m.Extras); err == nil {
+		n.Tags, n.Click, n.Icon = e.Tags, e.Click, e.Icon
+		if push.LooksLikeImage(e.Attach) {
+			n.Image = e.Attach
+		}
 	}
 }

@@ -110,7 +110,7 @@ func (a *APNs) Send(ctx context.Context, deviceToken string, n Notification) err
 		return err
 	}
 	res, err := a.client.PushWithContext(ctx, &apns2.Notification{DeviceToken: deviceToken, Topic: a.topic,
-		Payload: payload, Priority: prio, PushType: apns2.PushTypeAlert, CollapseID: n.MessageID})
+		Payload: payload, Priority: prio, PushType: apns2.PushTypeAlert, CollapseID: n.CollapseID()})
 	if err != nil {
 		return fmt.Errorf("push: apns: %w", err)
 	}

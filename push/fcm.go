@@ -85,9 +85,12 @@ type fcmNotification struct {
 
 type fcmAndroid struct {
 	Priority     string `json:"priority"` // HIGH or NORMAL
+	CollapseKey  string `json:"collapse_key,omitempty"`
 	Notification struct {
-		Sound string `json:"sound,omitempty"`
-		Tag   string `json:"tag,omitempty"`
+		Sound    string `json:"sound,omitempty"`
+		Tag      string `json:"tag,omitempty"`
+		Image    string `json:"image,omitempty"`
+		ClickURL string `json:"-"`
 	} `json:"notification"`
 }
 
@@ -100,7 +103,19 @@ func fcmPayloadFor(token string, n Notification) ([]byte, error) {
 	m.Message.Data = map[string]string{"message_id": n.MessageID, "channel_id": n.ChannelID,
 		"priority": n.Priority, "actions": string(n.Actions)}
 	m.Message.Android.Priority = "HIGH"
-	m.Message.Android.Notification.Tag = n.MessageID
+	m.Message.Android.Notification.Tag = n.CollapseID()
+	if n.Group != "" {
+		// A sequence's messages replace one another, also while the
+		// phone is offline: FCM keeps only the newest.
+		m.Message.Android.CollapseKey = n.Group
+	}
+	m.Message.Android.Notification.Image = n.Image
+	for k, v := range map[string]string{"click_url": n.Click, "icon_url": n.Icon, "image_url": n.Image,
+		"tags": strings.Join(n.Tags, ",")} {
+		if v != "" {
+			m.Message.Data[k] = v
+		}
+	}
 	switch n.Priority {
 	case "high":
 		m.Message.Android.Notification.Sound = "default"

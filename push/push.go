@@ -6,9 +6,14 @@ package push
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
+	"path"
+	"strings"
 )
 
 // Notification is what a device shows.
@@ -19,6 +24,15 @@ type Notification struct {
 	Body      string          // Markdown, as sent; each provider renders plain text
 	Priority  string          // low, normal, high
 	Actions   json.RawMessage // the message's actions, so an app can draw buttons
+
+	// Group is the notification's identity when it is not the message's
+	// own: a later message of the same sequence (SequenceGroup) replaces
+	// the earlier one's notification on every device. "" is the message's.
+	Group string
+	// What the message carries beside its text (service.Extras): shown
+	// where the platform can.
+	Tags               []string
+	Click, Icon, Image string
 
 	// What a browser's service worker needs besides (Web Push only).
 
@@ -51,6 +65,23 @@ type Answer struct {
 // Tag identifies a message's notification in a browser, so that a later
 // push for the same message replaces it instead of adding another.
 func Tag(messageID string) string { return "herald-" + messageID }
+
+// CollapseID is what identifies n's notification on a device: the
+// sequence's group, else the message's id. At most 64 bytes, as APNs's
+// apns-collapse-id allows.
+func (n *Notification) CollapseID() string {
+	if n.Group != "" {
+		return n.Group
+	}
+	return n.MessageID
+}
+
+// SequenceGroup is the stable group of a channel's sequence: the same for
+// every message of it, and for no other channel's. 36 bytes.
+func SequenceGroup(channelID, sequenceID string) string {
+	sum := sha256.Sum256([]byte(channelID + "\x00" + sequenceID))
+	return "seq-" + hex.EncodeToString(sum[:16])
+}
 
 // Error is a failed push, classified.
 type Error struct {
@@ -147,4 +178,18 @@ func (d *Dispatcher) Send(ctx context.Context, platform, token string, n Notific
 func classifyHTTP(provider string, status int, reason string) *Error {
 	return &Error{Provider: provider, Status: status, Reason: reason,
 		Retryable: status == 429 || status >= 500}
+}
+
+// LooksLikeImage reports whether a URL's path ends like a picture's file
+// name, so that a notification may show it as one.
+func LooksLikeImage(rawURL string) bool {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return false
+	}
+	switch strings.ToLower(path.Ext(u.Path)) {
+	case ".jpg", ".jpeg", ".png", ".gif", ".webp", ".avif":
+		return true
+	}
+	return false
 }

@@ -54,6 +54,11 @@ type webPushPayload struct {
 	Body      string          `json:"body"` // plain text
 	Priority  string          `json:"priority"`
 	Tag       string          `json:"tag"`
+	Renotify  bool            `json:"renotify,omitempty"` // a sequence's later message alerts again
+	Tags      []string        `json:"tags,omitempty"`
+	Click     string          `json:"click,omitempty"` // opened by a click instead of URL
+	Icon      string          `json:"icon,omitempty"`
+	Image     string          `json:"image,omitempty"`
 	URL       string          `json:"url,omitempty"`
 	Status    string          `json:"status,omitempty"` // on an update
 	Actions   []webPushAction `json:"actions,omitempty"`
@@ -73,11 +78,13 @@ type webPushAction struct {
 // webPayload builds the payload of n.
 func webPayload(n Notification) webPushPayload {
 	p := webPushPayload{Type: KindMessage, MessageID: n.MessageID, ChannelID: n.ChannelID, Channel: n.ChannelName,
-		Title: n.Title, Body: PlainText(n.Body), Priority: n.Priority, Tag: Tag(n.MessageID), URL: n.URL}
+		Title: n.Title, Body: PlainText(n.Body), Priority: n.Priority, Tag: Tag(n.CollapseID()), URL: n.URL}
 	if n.Kind == KindUpdate {
 		p.Type, p.Status = KindUpdate, n.Status
 		return p
 	}
+	p.Renotify = n.Group != ""
+	p.Tags, p.Click, p.Icon, p.Image = n.Tags, n.Click, n.Icon, n.Image
 	p.Answer = n.Answer
 	// Actions the service worker cannot read are left out rather than
 	// failing the push: the app shows them.

@@ -23,6 +23,7 @@ func renderDelivery(d *store.DeliveryStatus) *deliveryJSON {
 }
 
 type attemptJSON struct {
+	Event      string `json:"event"` // response, approval, or action.http for a tapped http action's request
 	Attempt    int    `json:"attempt"`
 	At         string `json:"at"`
 	StatusCode *int   `json:"status_code"`
@@ -31,7 +32,7 @@ type attemptJSON struct {
 }
 
 // handleDeliveries is GET /v1/messages/:id/deliveries: the callback's status
-// and every attempt, oldest first.
+// (else a tapped http action's) and every attempt of both, oldest first.
 func (s *Server) handleDeliveries(w http.ResponseWriter, r *http.Request, p httprouter.Params, who *principal) error {
 	st, attempts, err := s.svc.DeliveryLog(r.Context(), who.user, p.ByName("id"))
 	if err != nil {
@@ -39,7 +40,7 @@ func (s *Server) handleDeliveries(w http.ResponseWriter, r *http.Request, p http
 	}
 	out := make([]attemptJSON, len(attempts))
 	for i, a := range attempts {
-		out[i] = attemptJSON{Attempt: a.Attempt, At: ts(a.At), StatusCode: a.StatusCode, Error: a.Error, DurationMS: a.Duration.Milliseconds()}
+		out[i] = attemptJSON{Event: a.Event, Attempt: a.Attempt, At: ts(a.At), StatusCode: a.StatusCode, Error: a.Error, DurationMS: a.Duration.Milliseconds()}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"delivery": renderDelivery(st), "deliveries": out})
 	return nil

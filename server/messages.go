@@ -36,6 +36,17 @@ type messageJSON struct {
 	Approval    any             `json:"approval"`
 	Delivery    any             `json:"delivery"`
 	Outcome     json.RawMessage `json:"outcome"`
+
+	// What a message may carry beside its title and body (service.Extras),
+	// each left out when absent.
+	Tags       []string `json:"tags,omitempty"`
+	Click      string   `json:"click_url,omitempty"`
+	Icon       string   `json:"icon_url,omitempty"`
+	Attach     string   `json:"attach_url,omitempty"`
+	Markdown   bool     `json:"markdown,omitempty"`
+	SequenceID string   `json:"sequence_id,omitempty"`
+	// DeliverAt is set while the message is scheduled, until it is due.
+	DeliverAt string `json:"deliver_at,omitempty"`
 }
 
 // pollStatus is a message's polling state as of now: a submitted response
@@ -75,6 +86,17 @@ func (s *Server) renderMessage(m *store.Message, votes []store.Vote, viewerID st
 		Actions: m.Actions, Muted: m.Muted, Status: s.pollStatus(m), CreatedAt: ts(m.CreatedAt)}
 	if m.OwnerID == viewerID {
 		out.CallbackURL = m.CallbackURL
+	}
+	if len(m.Extras) > 0 {
+		// A stored document the service wrote: one that no longer reads
+		// shows no extras rather than failing the whole list.
+		if e, err := service.DecodeExtras(m.Extras); err == nil {
+			out.Tags, out.Click, out.Icon, out.Attach, out.Markdown = e.Tags, e.Click, e.Icon, e.Attach, e.Markdown
+		}
+	}
+	out.SequenceID = m.SequenceID
+	if m.DeliverAt != nil {
+		out.DeliverAt = ts(*m.DeliverAt)
 	}
 	if out.Status == store.StateSubmitted && len(m.Response) > 0 {
 		out.Response = m.Response

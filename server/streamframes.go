@@ -104,7 +104,11 @@ func (s *Server) encodeEvents(ctx context.Context, events []store.Event) ([]*hub
 		i, ok := byID[e.MessageID]
 		switch {
 		case e.Type == store.EventDeleted || !ok:
-			data, err = json.Marshal(map[string]string{"id": e.MessageID, "channel_id": e.ChannelID})
+			gone := map[string]string{"id": e.MessageID, "channel_id": e.ChannelID}
+			if e.SequenceID != "" {
+				gone["sequence_id"] = e.SequenceID // the notification to remove
+			}
+			data, err = json.Marshal(gone)
 		default:
 			k := key{e.MessageID, msgs[i].OwnerID == e.UserID}
 			if data, ok = encoded[k]; !ok {

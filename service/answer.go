@@ -91,7 +91,7 @@ func (s *Service) Respond(ctx context.Context, who *store.User, messageID, actio
 	if act == nil {
 		return Answer{}, invalid("action %q is not a button or form of this message", action)
 	}
-	if act.Type == "button" && len(responses) > 0 {
+	if (act.Type == "button" || act.Type == "http") && len(responses) > 0 {
 		return Answer{}, invalid("a button takes no responses")
 	}
 	if act.Type == "form" {
@@ -115,7 +115,13 @@ func (s *Service) Respond(ctx context.Context, who *store.User, messageID, actio
 	if err != nil {
 		return Answer{}, err
 	}
-	err = s.st.RespondWithOutcome(ctx, m.ID, stored, outcome, now, job)
+	var request *store.NewDelivery
+	if act.Type == "http" {
+		if request, err = actionDelivery(m, act); err != nil {
+			return Answer{}, err
+		}
+	}
+	err = s.st.RespondWithJobs(ctx, m.ID, stored, outcome, now, job, request)
 	if errors.Is(err, store.ErrAlreadyResponded) {
 		return Answer{}, conflict("already_responded", "this message already has a response; the first one stands")
 	}
@@ -207,4 +213,29 @@ func Tally(m *store.Message, votes []store.Vote) ApprovalTally {
 	approvals, rejections := store.CountVotes(votes)
 	return ApprovalTally{ApprovalsReceived: approvals, RejectionsReceived: rejections,
 		RequiredCount: m.Approval.RequiredCount, Votes: Votes(votes)}
+}
+
+// EventActionHTTP names an http action's request in the delivery log.
+const EventActionHTTP = "action.http"
+
+// actionDelivery is the request a tapped http action makes, queued with
+// the answer: the delivery queue sends it through the callback guard,
+// retried, in the message's delivery log.
+func actionDelivery(m *store.Message, act *Action) (*store.NewDelivery, error) {
+	d := &store.NewDelivery{ChannelID: m.ChannelID, Event: EventActionHTTP, URL: act.Value, Kind: store.KindAction,
+		Method: "POST", Body: []byte{}}
+	if rq := act.Request; rq != nil {
+		if rq.Method != "" {
+			d.Method = rq.Method
+		}
+		d.Body = []byte(rq.Body)
+		if len(rq.Headers) > 0 {
+			h, err := json.Marshal(rq.Headers)
+			if err != nil {
+				return nil, err
+			}
+			d.Headers = h
+		}
+	}
+	return d, nil
 }

@@ -21,6 +21,10 @@ const (
 	// write indexes.
 	indexDelay = time.Second
 	indexBatch = 5000
+	// EphemeralGrace is how long an ephemeral message (ntfy's cache=no)
+	// is kept at least: live streams read it after its event, and its
+	// push must be done. The sweep deletes it after that.
+	EphemeralGrace = time.Minute
 )
 
 // Schedule adds the rules' background jobs to sch: the sweep, the
@@ -28,6 +32,7 @@ const (
 func (s *Service) Schedule(sch *schedule.Scheduler) {
 	sch.Every("sweep", sweepEvery, s.Sweep)
 	sch.Loop("approvals", s.runApprovals)
+	sch.Loop("scheduled", s.runScheduled)
 	sch.Loop("search index", s.runIndexer)
 }
 
@@ -60,6 +65,11 @@ func (s *Service) Sweep(ctx context.Context) {
 		s.log.Warn("sweep: subscriptions", "err", err)
 	} else if n > 0 {
 		s.log.Info("sweep: subscriptions ended", "count", n)
+	}
+	if n, err := s.st.DeleteDeliveredEphemeral(ctx, now.Add(-EphemeralGrace)); err != nil {
+		s.log.Warn("sweep: ephemeral messages", "err", err)
+	} else if n > 0 {
+		s.log.Debug("sweep: deleted delivered ephemeral messages", "count", n)
 	}
 	if _, err := s.st.DeleteExpiredSessions(ctx); err != nil {
 		s.log.Warn("sweep: sessions", "err", err)
@@ -97,6 +107,35 @@ func (s *Service) runApprovals(ctx context.Context) {
 			return
 		}
 	}
+}
+
+// runScheduled delivers scheduled messages when they are due: it sleeps
+// until the earliest is due, at most a minute (another replica may have
+// stored an earlier one), or until a scheduled message is stored here.
+// The times are in the database, so a restart picks up where it left.
+func (s *Service) runScheduled(ctx context.Context) {
+	wake := s.st.Wakeup(store.TopicScheduled)
+	timer := time.NewTimer(time.Hour)
+	for {
+		if n, err := s.ReleaseScheduled(ctx); err != nil && ctx.Err() == nil {
+			s.log.Error("scheduled: release", "err", err)
+		} else if n > 0 {
+			s.log.Debug("scheduled: released", "count", n)
+		}
+		wait := time.Minute
+		if next, ok, err := s.st.NextScheduled(ctx); err == nil && ok {
+			wait = min(max(next.Sub(s.now()), 10*time.Millisecond), time.Minute)
+		}
+		if _, live := schedule.Sleep(ctx, timer, wait, wake); !live {
+			return
+		}
+	}
+}
+
+// ReleaseScheduled delivers the scheduled messages that are due: their
+// stream events and push jobs are created now.
+func (s *Service) ReleaseScheduled(ctx context.Context) (int64, error) {
+	return s.st.ReleaseScheduled(ctx, s.now())
 }
 
 // runIndexer keeps the search index a moment behind the sends: woken by a

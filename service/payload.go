@@ -129,6 +129,12 @@ func CheckSend(p *SendPayload) error {
 	if len(p.Actions) > MaxActions {
 		return invalid("%d actions; a message can have at most %d", len(p.Actions), MaxActions)
 	}
+	for _, a := range p.Actions {
+		if a.Type == "http" {
+			generateKeys(p.Actions)
+			break
+		}
+	}
 	keys := map[string]bool{}
 	for i := range p.Actions {
 		if err := validAction(i, &p.Actions[i], keys); err != nil {
@@ -140,7 +146,7 @@ func CheckSend(p *SendPayload) error {
 			return invalid("actions[%d]: %s", i, formNeedsCallback)
 		}
 	}
-	return nil
+	return checkExtras(&p.Extras)
 }
 
 // ValidHTTPURL checks that s, the value of field, is an absolute http(s)
@@ -179,15 +185,22 @@ func validAction(i int, a *Action, keys map[string]bool) error {
 		if err := ValidHTTPURL("value", a.Value); err != nil {
 			return at("value must be an absolute http or https URL of at most %d characters", MaxURL)
 		}
-		if a.Key != "" || len(a.Fields) > 0 {
-			return at("a url Action takes label and value, not key or fields")
+		if a.Key != "" || len(a.Fields) > 0 || a.Request != nil {
+			return at("a url Action takes label and value, not key or fields (nor request: that is an http Action's)")
 		}
 		return nil
 	case "button", "form":
+		if a.Request != nil {
+			return at("only an http Action takes request")
+		}
+	case "http":
+		if err := validHTTPAction(at, a); err != nil {
+			return err
+		}
 	case "":
-		return at("type is required: url, button or form")
+		return at("type is required: url, button, form or http")
 	default:
-		return at("type must be url, button or form, not %q", a.Type)
+		return at("type must be url, button, form or http, not %q", a.Type)
 	}
 	if err := validKey(a.Key); err != nil {
 		return at("%s", message(err))
@@ -196,6 +209,9 @@ func validAction(i int, a *Action, keys map[string]bool) error {
 		return at("key %q is used twice; keys must be unique within a message", a.Key)
 	}
 	keys[a.Key] = true
+	if a.Type == "http" {
+		return nil
+	}
 	if a.Value != "" {
 		return at("a %s Action takes no value", a.Type)
 	}

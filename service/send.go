@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/url"
 	"strings"
 
@@ -21,6 +22,16 @@ func (s *Service) Send(ctx context.Context, ch *store.Channel, p *SendPayload) (
 			return nil, err
 		}
 	}
+	if err := checkDelivery(p, s.now()); err != nil {
+		return nil, err
+	}
+	for i, a := range p.Actions {
+		if a.Type == "http" {
+			if err := s.checkHost(fmt.Sprintf("actions[%d].value", i), a.Value); err != nil {
+				return nil, err
+			}
+		}
+	}
 	actions := p.Actions
 	if ch.Approval != nil && len(actions) == 0 {
 		actions = ApprovalActions
@@ -35,6 +46,16 @@ func (s *Service) Send(ctx context.Context, ch *store.Channel, p *SendPayload) (
 	m := &store.Message{
 		ChannelID: ch.ID, Title: strings.TrimSpace(*p.Title), Body: p.Body, Priority: p.Priority,
 		Actions: actionsJSON, CallbackURL: p.CallbackURL, Muted: ch.Muted(s.now()), Approval: ch.Approval,
+		SequenceID: p.SequenceID, Ephemeral: p.Ephemeral, NoPush: p.NoPush,
+	}
+	if p.DeliverAt != nil {
+		at := p.DeliverAt.UTC()
+		m.DeliverAt = &at
+	}
+	// A plain send has no extras: EncodeExtras marshals nothing then.
+	var err error
+	if m.Extras, err = EncodeExtras(&p.Extras); err != nil {
+		return nil, err
 	}
 	if err := s.st.CreateMessage(ctx, m); err != nil {
 		return nil, err
@@ -57,7 +78,7 @@ func Answerable(actions json.RawMessage, approval bool) bool {
 		return true // not ours to judge: let the sender wait
 	}
 	for _, a := range acts {
-		if a.Type == "button" || a.Type == "form" {
+		if a.Type == "button" || a.Type == "form" || a.Type == "http" {
 			return true
 		}
 	}
@@ -70,6 +91,12 @@ func Answerable(actions json.RawMessage, approval bool) bool {
 // until it failed. A name that resolves to a blocked address is found out
 // at dial time, and the delivery log says why.
 func (s *Service) checkCallbackHost(raw string) error {
+	return s.checkHost("callback_url", raw)
+}
+
+// checkHost is checkCallbackHost for the URL of field: a callback_url, or
+// an http action's, which the delivery queue calls under the same policy.
+func (s *Service) checkHost(field, raw string) error {
 	if s.opts.Callbacks == nil {
 		return nil
 	}
@@ -79,7 +106,7 @@ func (s *Service) checkCallbackHost(raw string) error {
 	}
 	var be *netguard.BlockedError
 	if errors.As(s.opts.Callbacks.CheckHost(u.Hostname()), &be) {
-		return invalid("callback_url is refused: %s", be.Explain("callbacks"))
+		return invalid("%s is refused: %s", field, be.Explain("callbacks"))
 	}
 	return nil
 }

@@ -66,5 +66,5 @@ var (
 		queued: "TRUE", returning: "id, message_id, COALESCE(device_id, ''), attempts, kind"}
 	deliveryQueue = fairQueue{table: "deliveries", from: "deliveries j JOIN channels c ON c.id = j.channel_id",
 		owner: "c.user_id", queued: "j.state = 'pending'",
-		returning: "id, message_id, channel_id, event, url, body, attempts"}
+		returning: "id, message_id, channel_id, event, url, body, attempts, kind, method, headers"}
 )

@@ -18,15 +18,30 @@ const (
 // ErrDeliveryPending is returned when redelivering a job that is still queued.
 var ErrDeliveryPending = errors.New("store: delivery is still pending")
 
-// NewDelivery is a callback to queue together with what caused it.
+// Kinds of delivery job.
+const (
+	// KindCallback is the message's signed callback, one at most.
+	KindCallback = "callback"
+	// KindAction is the request of a tapped http action, as its sender
+	// described it: not signed.
+	KindAction = "action"
+)
+
+// NewDelivery is a callback, or an http action's request, to queue
+// together with what caused it.
 type NewDelivery struct {
 	ChannelID string
 	Event     string
 	URL       string
 	Body      []byte
+	// Kind is KindCallback when empty. An action's request has its method
+	// and headers (a JSON object).
+	Kind    string
+	Method  string
+	Headers []byte
 }
 
-// Delivery is a queued callback as a worker claims it.
+// Delivery is a queued callback or action request as a worker claims it.
 type Delivery struct {
 	ID        string
 	MessageID string
@@ -35,6 +50,9 @@ type Delivery struct {
 	URL       string
 	Body      []byte
 	Attempts  int // attempts made before this one
+	Kind      string
+	Method    string
+	Headers   []byte // a JSON object of an action's headers, nil for a callback
 }
 
 // DeliveryStatus is a message's delivery as its resource shows it.
@@ -47,6 +65,7 @@ type DeliveryStatus struct {
 
 // Attempt is one logged delivery attempt.
 type Attempt struct {
+	Event      string // the delivery's: response, approval, or action.http for an action's request
 	Attempt    int
 	At         time.Time
 	StatusCode *int
@@ -57,10 +76,19 @@ type Attempt struct {
 // insertDelivery queues d for messageID inside tx and wakes the workers
 // once tx commits.
 func (s *Store) insertDelivery(tx *writeTx, messageID string, d *NewDelivery, now time.Time) error {
-	_, err := tx.Exec(`INSERT INTO deliveries
+	var err error
+	if d.Kind == "" || d.Kind == KindCallback {
+		_, err = tx.Exec(`INSERT INTO deliveries
 		(id, message_id, channel_id, event, url, body, state, next_attempt_at, created_at, updated_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		NewID("dlv_"), messageID, d.ChannelID, d.Event, d.URL, d.Body, DeliveryPending, ms(now), ms(now), ms(now))
+			NewID("dlv_"), messageID, d.ChannelID, d.Event, d.URL, d.Body, DeliveryPending, ms(now), ms(now), ms(now))
+	} else {
+		_, err = tx.Exec(`INSERT INTO deliveries
+		(id, message_id, channel_id, event, url, body, state, next_attempt_at, created_at, updated_at, kind, method, headers)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			NewID("dlv_"), messageID, d.ChannelID, d.Event, d.URL, d.Body, DeliveryPending, ms(now), ms(now), ms(now),
+			d.Kind, d.Method, nullText(d.Headers))
+	}
 	if err != nil {
 		return fmt.Errorf("queue delivery: %w", err)
 	}
@@ -104,8 +132,14 @@ func (s *Store) ClaimDeliveriesFair(ctx context.Context, n, perOwner int, lease 
 		out = out[:0]
 		for rows.Next() {
 			var d Delivery
-			if err := rows.Scan(&d.ID, &d.MessageID, &d.ChannelID, &d.Event, &d.URL, &d.Body, &d.Attempts); err != nil {
+			var method, headers sql.NullString
+			if err := rows.Scan(&d.ID, &d.MessageID, &d.ChannelID, &d.Event, &d.URL, &d.Body, &d.Attempts,
+				&d.Kind, &method, &headers); err != nil {
 				return err
+			}
+			d.Method = method.String
+			if headers.Valid {
+				d.Headers = []byte(headers.String)
 			}
 			out = append(out, d)
 		}
@@ -245,7 +279,10 @@ func (s *Store) DeliveryLog(ctx context.Context, messageID string) (*DeliverySta
 	var st DeliveryStatus
 	var id string
 	var code, next sql.NullInt64
-	err = tx.QueryRow(`SELECT id, state, attempts, last_status_code, next_attempt_at FROM deliveries WHERE message_id = ?`,
+	// The status is the callback's, else the first action request's; the
+	// attempts are those of every delivery of the message.
+	err = tx.QueryRow(`SELECT id, state, attempts, last_status_code, next_attempt_at FROM deliveries WHERE message_id = ?
+		ORDER BY CASE WHEN kind = 'callback' THEN 0 ELSE 1 END, created_at, id LIMIT 1`,
 		messageID).Scan(&id, &st.State, &st.Attempts, &code, &next)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, []Attempt{}, nil
@@ -254,8 +291,8 @@ func (s *Store) DeliveryLog(ctx context.Context, messageID string) (*DeliverySta
 		return nil, nil, fmt.Errorf("store: delivery log %s: %w", messageID, err)
 	}
 	fillStatus(&st, code, next)
-	rows, err := tx.Query(`SELECT attempt, at, status_code, error, duration_ms FROM delivery_attempts
-		WHERE delivery_id = ? ORDER BY id`, id)
+	rows, err := tx.Query(`SELECT a.attempt, a.at, a.status_code, a.error, a.duration_ms, d.event FROM delivery_attempts a
+		JOIN deliveries d ON d.id = a.delivery_id WHERE d.message_id = ? ORDER BY a.id`, messageID)
 	if err != nil {
 		return nil, nil, fmt.Errorf("store: delivery log %s: %w", messageID, err)
 	}
@@ -265,7 +302,7 @@ func (s *Store) DeliveryLog(ctx context.Context, messageID string) (*DeliverySta
 		var a Attempt
 		var at, dur int64
 		var c sql.NullInt64
-		if err := rows.Scan(&a.Attempt, &at, &c, &a.Error, &dur); err != nil {
+		if err := rows.Scan(&a.Attempt, &at, &c, &a.Error, &dur, &a.Event); err != nil {
 			return nil, nil, fmt.Errorf("store: delivery log %s: %w", messageID, err)
 		}
 		a.At, a.Duration = fromMS(at), time.Duration(dur)*time.Millisecond
@@ -294,7 +331,7 @@ func fillStatus(st *DeliveryStatus, code, next sql.NullInt64) {
 func (s *Store) Redeliver(ctx context.Context, messageID string) error {
 	err := s.update(ctx, func(tx *writeTx) error {
 		var state string
-		err := tx.QueryRow("SELECT state FROM deliveries WHERE message_id = ?", messageID).Scan(&state)
+		err := tx.QueryRow("SELECT state FROM deliveries WHERE message_id = ? AND kind = 'callback'", messageID).Scan(&state)
 		if errors.Is(err, sql.ErrNoRows) {
 			return ErrNotFound
 		}
@@ -306,7 +343,7 @@ func (s *Store) Redeliver(ctx context.Context, messageID string) error {
 		}
 		now := ms(s.now())
 		if _, err := tx.Exec(`UPDATE deliveries SET state = ?, attempts = 0, next_attempt_at = ?, lease_until = NULL,
-			updated_at = ? WHERE message_id = ?`, DeliveryPending, now, now, messageID); err != nil {
+			updated_at = ? WHERE message_id = ? AND kind = 'callback'`, DeliveryPending, now, now, messageID); err != nil {
 			return err
 		}
 		s.wake.mark(TopicDeliveries)

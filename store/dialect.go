@@ -45,6 +45,10 @@ type dialect interface {
 	userEmail() (col, arg string)
 	// claimLock ends the SELECT of a fair claim (claims.go).
 	claimLock() string
+	// skipLocked ends a subquery that picks rows of one table to change:
+	// on PostgreSQL it locks them and passes over rows another replica's
+	// transaction holds.
+	skipLocked() string
 	// eventHorizon selects the newest event id whose event, and every one
 	// before it, is committed; eventHistory selects that and the oldest
 	// event id kept (see EventHorizon and EventHistory).

@@ -63,6 +63,8 @@ func (postgresDialect) userEmail() (col, arg string) { return "lower(u.email)", 
 // run one at a time, so this is a second line of defence.
 func (postgresDialect) claimLock() string { return " FOR UPDATE OF j SKIP LOCKED" }
 
+func (postgresDialect) skipLocked() string { return " FOR UPDATE SKIP LOCKED" }
+
 // eventHorizon: a sequence hands ids out before their transaction
 // commits, so the horizon is the newest committed event instead: writer
 // transactions commit one at a time (postgres.go), so every smaller id has

@@ -43,6 +43,9 @@ func (sqliteDialect) userEmail() (col, arg string) { return "u.email", "?" }
 // claimLock is empty: the writer's transaction is the only one.
 func (sqliteDialect) claimLock() string { return "" }
 
+// skipLocked is empty: the writer's transaction is the only one.
+func (sqliteDialect) skipLocked() string { return "" }
+
 // eventHorizon is the newest id AUTOINCREMENT handed out: with one
 // writer, every event up to it is committed once a commit is seen. Ids are
 // never reused, so it stays where it is when the newest events are deleted.

@@ -7,7 +7,7 @@ import (
 )
 
 // eventColumns are the columns scanEvents reads, in order.
-const eventColumns = "id, user_id, type, message_id, channel_id, created_at"
+const eventColumns = "id, user_id, type, message_id, channel_id, created_at, COALESCE(sequence_id, '')"
 
 // EventHorizon is the newest event id handed out: with one writer, every
 // event with an id up to it is committed once a commit is seen. On
@@ -82,7 +82,7 @@ func scanEvents(rows interface {
 	for rows.Next() {
 		var e Event
 		var at int64
-		if err := rows.Scan(&e.ID, &e.UserID, &e.Type, &e.MessageID, &e.ChannelID, &at); err != nil {
+		if err := rows.Scan(&e.ID, &e.UserID, &e.Type, &e.MessageID, &e.ChannelID, &at, &e.SequenceID); err != nil {
 			return nil, fmt.Errorf("store: events: %w", err)
 		}
 		e.CreatedAt = fromMS(at)

@@ -25,15 +25,20 @@ type Event struct {
 	MessageID string
 	ChannelID string
 	CreatedAt time.Time
+	// SequenceID is the message's sequence, on the events recorded after
+	// a send (an answer, a deletion, a clear): a deletion's event names
+	// the notification to remove once the message is gone.
+	SequenceID string
 }
 
 // insertEvent records typ for message id, for the channel's owner and every
 // approver who lists the message (who accepted to approve), inside tx.
 func (s *Store) insertEvent(tx *writeTx, typ, id string) error {
-	_, err := tx.Exec(`INSERT INTO events (user_id, type, message_id, channel_id, created_at)
-		SELECT c.user_id, ?1, m.id, m.channel_id, CAST(?2 AS BIGINT) FROM messages m JOIN channels c ON c.id = m.channel_id WHERE m.id = ?3
+	_, err := tx.Exec(`INSERT INTO events (user_id, type, message_id, channel_id, created_at, sequence_id)
+		SELECT c.user_id, ?1, m.id, m.channel_id, CAST(?2 AS BIGINT), m.sequence_id FROM messages m JOIN channels c ON c.id = m.channel_id WHERE m.id = ?3
 		UNION
-		SELECT a.user_id, ?1, a.message_id, a.channel_id, CAST(?2 AS BIGINT) FROM message_approvers a WHERE a.message_id = ?3`,
+		SELECT a.user_id, ?1, a.message_id, a.channel_id, CAST(?2 AS BIGINT), (SELECT sequence_id FROM messages WHERE id = ?3)
+			FROM message_approvers a WHERE a.message_id = ?3`,
 		typ, ms(s.now()), id)
 	if err != nil {
 		return fmt.Errorf("record event: %w", err)

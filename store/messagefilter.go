@@ -13,9 +13,14 @@ import (
 // pending: submitted, already_read, expired and failed.
 const StateAnswered = "answered"
 
-// ListStates are the values MessageQuery.State accepts: the polling states
-// and StateAnswered.
-var ListStates = []string{StatePending, StateSubmitted, StateAlreadyRead, StateExpired, StateFailed, StateAnswered}
+// StateScheduled, as a list filter, keeps the scheduled messages not yet
+// delivered (their deliver_at is ahead).
+const StateScheduled = "scheduled"
+
+// ListStates are the values MessageQuery.State accepts: the polling states,
+// StateAnswered and StateScheduled.
+var ListStates = []string{StatePending, StateSubmitted, StateAlreadyRead, StateExpired, StateFailed, StateAnswered,
+	StateScheduled}
 
 // ErrBadState is a list filter that is not one of ListStates.
 var ErrBadState = errors.New("store: unknown message state")
@@ -45,6 +50,8 @@ func stateConds(state string, expired time.Time) ([]stateCond, error) {
 		return []stateCond{fresh}, nil
 	case StateExpired:
 		return []stateCond{is(StateExpired), stale}, nil
+	case StateScheduled:
+		return []stateCond{{"m.deliver_at IS NOT NULL", nil}}, nil
 	case StateAnswered:
 		return []stateCond{is(StateSubmitted), is(StateAlreadyRead), is(StateExpired), is(StateFailed)}, nil
 	}

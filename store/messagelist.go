@@ -279,7 +279,11 @@ func (s *Store) countUpTo(ctx context.Context, query string, args ...any) (int, 
 	return n, err
 }
 
-// messagesAt reads the messages at positions, in that order.
+// messagesAt reads the messages at positions, in that order, but for
+// ephemeral ones: those are delivered live and never listed. (They are
+// deleted a minute or so after their push, so a page may come up short
+// meanwhile; counting them out everywhere would cost every list a read of
+// each message it walks.)
 func (s *Store) messagesAt(ctx context.Context, positions []int64) ([]Message, error) {
 	out := make([]Message, 0, len(positions))
 	if len(positions) == 0 {
@@ -290,7 +294,7 @@ func (s *Store) messagesAt(ctx context.Context, positions []int64) ([]Message, e
 		args[i] = p
 	}
 	rows, err := s.read.QueryContext(ctx, "SELECT "+messageCols+messageFrom+"WHERE m.rowid IN (?"+
-		strings.Repeat(", ?", len(positions)-1)+") ORDER BY m.rowid DESC", args...)
+		strings.Repeat(", ?", len(positions)-1)+") AND m.ephemeral = 0 ORDER BY m.rowid DESC", args...)
 	if err != nil {
 		return nil, err
 	}

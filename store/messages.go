@@ -62,7 +62,7 @@ const messageCols = `m.id, m.channel_id, (SELECT user_id FROM channels WHERE id 
 	m.extras, COALESCE(m.sequence_id, ''), m.deliver_at, m.ephemeral, m.no_push`
 
 // messageFrom joins each message with its delivery job, if any.
-const messageFrom = " FROM messages m LEFT JOIN deliveries d ON d.message_id = m.id "
+const messageFrom = " FROM messages m LEFT JOIN deliveries d ON d.message_id = m.id AND d.kind = 'callback' "
 
 func scanMessage(row scanner) (*Message, error) {
 	var m Message
@@ -123,7 +123,12 @@ func (s *Store) CreateMessage(ctx context.Context, m *Message) error {
 	}
 	var deadline any
 	if m.Approval != nil {
-		d := m.CreatedAt.Add(time.Duration(m.Approval.WindowSeconds) * time.Second)
+		// A scheduled approval's window opens when it is delivered.
+		start := m.CreatedAt
+		if m.DeliverAt != nil {
+			start = *m.DeliverAt
+		}
+		d := start.Add(time.Duration(m.Approval.WindowSeconds) * time.Second)
 		m.ApprovalDeadline = &d
 		deadline = ms(d)
 	}
@@ -137,9 +142,12 @@ func (s *Store) CreateMessage(ctx context.Context, m *Message) error {
 	if !m.Muted {
 		marks = append(marks, TopicPush) // the pusher checks cheaply whether a job is due
 	}
-	err := s.insertRow(ctx, &rowWrite{ins: insertMessages, args: args, marks: marks}, func(tx *writeTx) error {
+	if m.DeliverAt != nil {
+		marks = append(marks, TopicScheduled)
+	}
+	insert := func(tx *writeTx) error {
 		// One statement: the messages_created trigger records the stream
-		// event and queues the push job (migration 0007).
+		// event and queues the push job (migrations 0007, 0026).
 		if _, err := tx.ExecStmt(s.st.insertMessage, args...); err != nil {
 			return err
 		}
@@ -147,7 +155,20 @@ func (s *Store) CreateMessage(ctx context.Context, m *Message) error {
 			s.wake.mark(t)
 		}
 		return nil
-	})
+	}
+	var err error
+	if m.SequenceID == "" {
+		err = s.insertRow(ctx, &rowWrite{ins: insertMessages, args: args, marks: marks}, insert)
+	} else {
+		// A message of a sequence replaces the sequence's message still
+		// waiting to be delivered, in the same commit.
+		err = s.update(ctx, func(tx *writeTx) error {
+			if err := s.deleteScheduled(tx, m.ChannelID, m.SequenceID); err != nil {
+				return err
+			}
+			return insert(tx)
+		})
+	}
 	if isForeignKey(err) {
 		// The channel was deleted (by another process, after a cached
 		// token lookup): as if the token were unknown.
@@ -203,6 +224,13 @@ func (s *Store) Respond(ctx context.Context, id string, result json.RawMessage, 
 // RespondWithOutcome is Respond that also keeps outcome, what answered the
 // message, for its owner to read after the response is polled away.
 func (s *Store) RespondWithOutcome(ctx context.Context, id string, result, outcome json.RawMessage, at time.Time, callback *NewDelivery) error {
+	return s.RespondWithJobs(ctx, id, result, outcome, at, callback, nil)
+}
+
+// RespondWithJobs is RespondWithOutcome that also queues action, the
+// request of a tapped http action, when not nil: in the same transaction.
+func (s *Store) RespondWithJobs(ctx context.Context, id string, result, outcome json.RawMessage, at time.Time,
+	callback, action *NewDelivery) error {
 	var kept sql.NullString
 	if outcome != nil {
 		kept = sql.NullString{String: string(outcome), Valid: true}
@@ -228,6 +256,11 @@ func (s *Store) RespondWithOutcome(ctx context.Context, id string, result, outco
 		}
 		if err := s.queueUpdatePush(tx, id); err != nil {
 			return err
+		}
+		if action != nil {
+			if err := s.insertDelivery(tx, id, action, at); err != nil {
+				return err
+			}
 		}
 		if callback == nil {
 			return nil

@@ -71,6 +71,12 @@ func (s *Store) DeleteExpiredSessions(ctx context.Context) (int64, error) {
 // last argument (a LIMIT the sweep appends), until a batch changes fewer:
 // then nothing is left. It returns how many rows changed in all.
 func (s *Store) sweepBatches(ctx context.Context, op, q string, args ...any) (int64, error) {
+	return s.sweepBatchesWaking(ctx, op, nil, q, args...)
+}
+
+// sweepBatchesWaking is sweepBatches for a sweep whose changes concern
+// workers or streams: a batch that changed rows wakes topics.
+func (s *Store) sweepBatchesWaking(ctx context.Context, op string, topics []string, q string, args ...any) (int64, error) {
 	var total int64
 	size := int64(sweepFirst)
 	rest := time.NewTimer(0)
@@ -87,6 +93,11 @@ func (s *Store) sweepBatches(ctx context.Context, op, q string, args ...any) (in
 				return err
 			}
 			n, err = res.RowsAffected()
+			if n > 0 {
+				for _, t := range topics {
+					s.wake.mark(t)
+				}
+			}
 			return err
 		})
 		total += n

@@ -61,7 +61,7 @@ func TestPWAInstallable(t *testing.T) {
 	}
 	r := getFile(t, e, "/")
 	csp := r.Header.Get("Content-Security-Policy")
-	if csp != "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; worker-src 'self'; manifest-src 'self'; frame-ancestors 'none'" {
+	if csp != "default-src 'self'; img-src 'self' data: https: http:; style-src 'self'; script-src 'self'; worker-src 'self'; manifest-src 'self'; frame-ancestors 'none'" {
 		t.Errorf("the page's CSP = %q", csp)
 	}
 	var manifest struct {

@@ -10,10 +10,12 @@ import (
 //go:embed static
 var static embed.FS
 
-// csp is the admin UI's Content-Security-Policy: only its own files. The
+// csp is the admin UI's Content-Security-Policy: only its own files, but
+// for pictures: a message's icon_url and attach_url, which its sender
+// chose, are shown from where they are (without a referrer). The
 // service worker and the web app manifest are named although default-src
 // already covers them, so that the policy says what the app loads.
-const csp = "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; worker-src 'self'; manifest-src 'self'; frame-ancestors 'none'"
+const csp = "default-src 'self'; img-src 'self' data: https: http:; style-src 'self'; script-src 'self'; worker-src 'self'; manifest-src 'self'; frame-ancestors 'none'"
 
 // Handler serves the admin UI's files.
 func Handler() http.Handler {

@@ -101,7 +101,7 @@ self.addEventListener('push', (event) => {
 function buttonsOf(actions) {
   const max = (self.Notification && self.Notification.maxActions) || 0;
   return (Array.isArray(actions) ? actions : [])
-    .filter((a) => a && typeof a.label === 'string' && ['button', 'form', 'url'].includes(a.type))
+    .filter((a) => a && typeof a.label === 'string' && ['button', 'form', 'url', 'http'].includes(a.type))
     .slice(0, max)
     .map((a, i) => ({ action: `${i}:${a.type}:${a.key || ''}`, title: a.label }));
 }
@@ -120,10 +120,14 @@ async function showMessage(d) {
     badge: BADGE,
     timestamp: Date.now(),
     requireInteraction: high,
-    renotify: high,
+    // A sequence's later message replaces the earlier one under the same
+    // tag, and alerts again.
+    renotify: high || d.renotify === true,
     silent: low,
+    image: typeof d.image === 'string' && /^https?:/.test(d.image) ? d.image : undefined,
     actions: buttonsOf(d.actions),
-    data: { message_id: d.message_id, channel: d.channel || '', url: d.url || '/', actions: d.actions || [], answer: d.answer || null },
+    data: { message_id: d.message_id, channel: d.channel || '', url: d.url || '/', actions: d.actions || [], answer: d.answer || null,
+      click: typeof d.click === 'string' && /^(https?:|mailto:)/.test(d.click) ? d.click : '' },
   });
 }
 
@@ -157,14 +161,20 @@ function onNotificationClick(event) {
   const n = event.notification;
   const d = n.data || {};
   const [index, type] = (event.action || '').split(':');
-  const act = event.action ? (d.actions || []).filter((a) => a && ['button', 'form', 'url'].includes(a.type))[Number(index)] : null;
-  if (act && type === 'button' && d.answer) {
+  const act = event.action ? (d.actions || []).filter((a) => a && ['button', 'form', 'url', 'http'].includes(a.type))[Number(index)] : null;
+  // An http action answers as a button does; Herald then makes its request.
+  if (act && (type === 'button' || type === 'http') && d.answer) {
     event.waitUntil(answer(n, act));
     return;
   }
   n.close();
   if (act && type === 'url' && /^https?:/.test(act.value || '')) {
     event.waitUntil(self.clients.openWindow(act.value));
+    return;
+  }
+  // The body of a message with a click URL opens it.
+  if (!act && d.click) {
+    event.waitUntil(self.clients.openWindow(d.click));
     return;
   }
   // The body, a form (filled in the app) or a button this device cannot

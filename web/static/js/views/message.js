@@ -6,6 +6,18 @@ import { el, button, timeEl, swatch } from '../dom.js';
 import { renderMarkdown } from '../markdown.js';
 
 const HTTP_URL = /^https?:\/\//i;
+const CLICK_URL = /^(?:https?:\/\/|mailto:)/i;
+const IMAGE_PATH = /\.(?:jpe?g|png|gif|webp|avif)$/i;
+
+// looksLikeImage: the URL's path ends like a picture's file name (as
+// push.LooksLikeImage decides for notifications).
+function looksLikeImage(url) {
+  try {
+    return IMAGE_PATH.test(new URL(url).pathname);
+  } catch (_) {
+    return false;
+  }
+}
 
 // Polling states and approval states in words.
 const STATUS_WORDS = {
@@ -52,12 +64,13 @@ export class MessageCard {
   canAnswer(m) {
     if (m.status !== 'pending' || (m.response !== null && m.response !== undefined)) return false;
     const actions = Array.isArray(m.actions) ? m.actions : [];
-    if (!actions.some((a) => a && (a.type === 'button' || a.type === 'form'))) return false;
+    if (!actions.some((a) => a && (a.type === 'button' || a.type === 'form' || a.type === 'http'))) return false;
     if (m.approval) return m.approval.status === 'pending' && this.isApprover(m) && !this.hasVoted(m);
     return true;
   }
 
   statusWords(m) {
+    if (m.deliver_at) return 'Scheduled';
     if (m.approval) return APPROVAL_WORDS[m.approval.status] || m.approval.status;
     if (m.status === 'pending') return this.canAnswer(m) ? STATUS_WORDS.pending : '';
     // With a callback the sender was sent the answer: not fetching it by
@@ -71,22 +84,54 @@ export class MessageCard {
   article(m, channel, log, color) {
     const title = str(m.title);
     const words = this.statusWords(m);
-    const status = m.approval ? `approval-${m.approval.status}` : str(m.status);
+    const status = m.deliver_at ? 'scheduled' : m.approval ? `approval-${m.approval.status}` : str(m.status);
+    const click = str(m.click_url);
+    const icon = str(m.icon_url);
     return el('article', { className: `message priority-${m.priority || 'normal'}`, dataset: { messageId: m.id, status: str(m.status) }, tabindex: '-1', 'aria-label': title },
       el('header', { className: 'message-head' },
-        el('h3', { className: 'message-title', text: title }),
+        HTTP_URL.test(icon) ? el('img', { className: 'message-icon', src: icon, alt: '', width: 32, height: 32, loading: 'lazy', referrerpolicy: 'no-referrer' }) : null,
+        // A message with a click URL opens it when its title is tapped.
+        el('h3', { className: 'message-title' }, CLICK_URL.test(click)
+          ? el('a', { className: 'message-click', href: click, target: '_blank', rel: 'noopener noreferrer nofollow', title: click, text: title })
+          : title),
         words ? el('span', { className: 'message-status', dataset: { status }, text: words }) : null),
       el('div', { className: 'message-meta' },
         el('span', { className: 'message-channel' }, swatch(color), channel),
         m.priority && m.priority !== 'normal' ? el('span', { className: 'message-priority', dataset: { priority: m.priority }, text: `${m.priority} priority` }) : null,
         m.created_at ? timeEl(m.created_at, 'message-time') : null,
-        m.muted ? el('span', { className: 'message-muted', title: 'The channel was muted: stored without a push', text: 'muted' }) : null),
+        m.muted ? el('span', { className: 'message-muted', title: 'The channel was muted: stored without a push', text: 'muted' }) : null,
+        m.deliver_at ? el('span', { className: 'message-scheduled', dataset: { deliverAt: str(m.deliver_at) } }, 'delivered ', timeEl(m.deliver_at)) : null),
+      this.tags(m),
       el('div', { className: 'message-body' }, renderMarkdown(str(m.body))),
+      this.attachment(m),
       this.approval(m),
       this.outcome(m),
       this.actions(m),
       this.delivery(m, log),
       m.approval && !this.isOwner(m) ? null : el('div', { className: 'message-footer' }, button('message-delete danger small', 'Delete', `Delete message ${title}`)));
+  }
+
+  tags(m) {
+    const tags = (Array.isArray(m.tags) ? m.tags : []).filter((t) => typeof t === 'string' && t !== '');
+    if (!tags.length) return null;
+    return el('ul', { className: 'message-tags', 'aria-label': 'Tags' }, ...tags.map((t) => el('li', { className: 'tag-chip', text: t })));
+  }
+
+  // attachment shows attach_url as a picture when it looks like one, else
+  // as a link named after its file.
+  attachment(m) {
+    const url = str(m.attach_url);
+    if (!HTTP_URL.test(url)) return null;
+    if (looksLikeImage(url)) {
+      return el('a', { className: 'message-attachment', href: url, target: '_blank', rel: 'noopener noreferrer nofollow' },
+        el('img', { src: url, alt: 'Attached picture', loading: 'lazy', referrerpolicy: 'no-referrer' }));
+    }
+    let name = url;
+    try {
+      name = decodeURIComponent(new URL(url).pathname.split('/').filter(Boolean).pop() || url);
+    } catch (_) { /* the URL as it is */ }
+    return el('p', { className: 'message-attachment-link' },
+      el('a', { href: url, target: '_blank', rel: 'noopener noreferrer nofollow', text: `Attachment: ${name}` }));
   }
 
   isOwner(m) {
@@ -158,7 +203,7 @@ export class MessageCard {
           : el('span', { className: 'message-link-blocked', title: 'Not an http or https address: not a link', dataset, text: label }));
       } else if (!answering) {
         // answered, or not this user's to answer
-      } else if (a.type === 'button') {
+      } else if (a.type === 'button' || a.type === 'http') {
         row.push(el('button', { type: 'button', className: 'message-action' + style, dataset, text: label }));
       } else if (a.type === 'form') {
         forms.push(this.form(a, dataset, style));

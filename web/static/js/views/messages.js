@@ -169,6 +169,16 @@ export class MessagesView {
 
   render({ list, total, exact }) {
     this.loaded = list.length;
+    // A sequence's messages replace one another: only its newest (the
+    // list is newest first) is shown.
+    const sequences = new Set();
+    list = list.filter((m) => {
+      if (!m.sequence_id) return true;
+      const k = `${m.channel_id}\u0000${m.sequence_id}`;
+      if (sequences.has(k)) return false;
+      sequences.add(k);
+      return true;
+    });
     const me = this.ctx.session.user ? this.ctx.session.user.id : '';
     const next = new Map();
     const nodes = list.map((m) => {
