@@ -79,13 +79,8 @@ func (s *Server) gotifyMessage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := service.CheckSend(pl); err != nil {
-		return err
-	}
-	m, err := s.svc.Send(r.Context(), ch, pl)
-	if errors.Is(err, store.ErrNotFound) {
-		return errInvalidToken("no channel has this webhook token") // deleted meanwhile
-	} else if err != nil {
+	m, err := s.sendChecked(r, ch, pl)
+	if err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, gotifyOut{ID: gotifyID(m.ID), AppID: gotifyID(ch.ID), Message: m.Body, Title: m.Title,

@@ -90,17 +90,25 @@ func (s *Server) ntfyPublish(w http.ResponseWriter, r *http.Request, topic, sequ
 	if err != nil {
 		return err
 	}
-	if err := service.CheckSend(pl); err != nil {
-		return err
-	}
-	m, err := s.svc.Send(r.Context(), ch, pl)
-	if errors.Is(err, store.ErrNotFound) {
-		return errInvalidToken("no channel has this webhook token") // deleted meanwhile
-	} else if err != nil {
+	m, err := s.sendChecked(r, ch, pl)
+	if err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, ntfyAnswer(m, topic, p, pl))
 	return nil
+}
+
+// sendChecked validates a front door's message by the rules of every send
+// (service.CheckSend) and stores it in ch, as handleSend does.
+func (s *Server) sendChecked(r *http.Request, ch *store.Channel, pl *service.SendPayload) (*store.Message, error) {
+	if err := service.CheckSend(pl); err != nil {
+		return nil, err
+	}
+	m, err := s.svc.Send(r.Context(), ch, pl)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, errInvalidToken("no channel has this webhook token") // deleted meanwhile
+	}
+	return m, err
 }
 
 // ntfyPayload is the Herald message an ntfy publish asks for: the body is
