@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"path/filepath"
@@ -356,5 +357,25 @@ func TestNtfyPublishKeepsTokenOutOfLogs(t *testing.T) {
 	}
 	if !strings.Contains(logs, "path=/REDACTED/seq-1") {
 		t.Fatalf("no redacted access log line for the sequence publish:\n%s", logs)
+	}
+}
+
+func TestHeraldActions(t *testing.T) {
+	got, err := heraldActions([]ntfy.Action{
+		{Action: "view", Label: "Open", URL: "https://a/"},
+		{Action: "copy", Label: "Copy", Value: "x"},
+		{Action: "http", Label: "Restart", URL: "https://b/restart", Method: "PUT", Headers: map[string]string{"X-K": "v"}, Body: "{}"},
+	})
+	want := []service.Action{
+		{Type: "url", Label: "Open", Value: "https://a/"},
+		{Type: "http", Label: "Restart", Value: "https://b/restart",
+			Request: &service.HTTPRequest{Method: "PUT", Headers: map[string]string{"X-K": "v"}, Body: "{}"}},
+	}
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("heraldActions = %+v, %v; want %+v", got, err, want)
+	}
+	var pe *ntfy.ParamError
+	if _, err := heraldActions([]ntfy.Action{{Action: "broadcast", Label: "Go"}}); !errors.As(err, &pe) || pe.Code != ntfy.CodeActionsInvalid {
+		t.Fatalf("broadcast: %v, want a 40018 refusal", err)
 	}
 }
