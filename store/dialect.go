@@ -185,16 +185,6 @@ func (s *Store) approvers(m string) string {
 	return "json_each(" + m + ".approval, '$.approvers') j"
 }
 
-// skipLocked ends a SELECT that picks queued jobs to claim: on PostgreSQL
-// rows another transaction has locked are passed over. (Writer
-// transactions run one at a time, so this is a second line of defence.)
-func (s *Store) skipLocked() string {
-	if s.pg {
-		return " FOR UPDATE SKIP LOCKED"
-	}
-	return ""
-}
-
 // userEmail and emailArg compare emails without regard to case: SQLite's
 // users.email column has COLLATE NOCASE; PostgreSQL's unique index is on
 // lower(email), which these use.
