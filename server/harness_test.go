@@ -24,26 +24,6 @@ import (
 	"github.com/heraldhq/herald/store"
 )
 
-// clock is a test clock: it starts at the real time and moves only when told.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newClock() *clock { return &clock{t: time.Now().UTC().Truncate(time.Millisecond)} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
-
 // testEnv is a real Herald server over a real SQLite file in t.TempDir().
 type testEnv struct {
 	t     testing.TB
@@ -52,7 +32,7 @@ type testEnv struct {
 	dsn   string // the database st is on
 	s     *Server
 	srv   *httptest.Server
-	clock *clock
+	clock *testkit.Clock
 	logs  *bytes.Buffer
 }
 
@@ -60,7 +40,7 @@ type testEnv struct {
 // unless a test lowers them through configure.
 func newTestEnv(t *testing.T, configure ...func(*config.Config)) *testEnv {
 	t.Helper()
-	e, _ := openTestEnv(t, t.TempDir(), newClock(), configure...)
+	e, _ := openTestEnv(t, t.TempDir(), testkit.NewClockNow(), configure...)
 	return e
 }
 
@@ -88,7 +68,7 @@ func (e *testEnv) rawDB(t testing.TB) *sql.DB {
 // a test that restarts its server on the same directory finds its data.
 var dsns sync.Map
 
-func openTestEnv(t testing.TB, dir string, clk *clock, configure ...func(*config.Config)) (e *testEnv, stop func()) {
+func openTestEnv(t testing.TB, dir string, clk *testkit.Clock, configure ...func(*config.Config)) (e *testEnv, stop func()) {
 	t.Helper()
 	cfg := config.Default()
 	cfg.DataDir = dir
@@ -103,7 +83,7 @@ func openTestEnv(t testing.TB, dir string, clk *clock, configure ...func(*config
 	if clk != nil {
 		now = clk.Now
 	} else {
-		clk = newClock()
+		clk = testkit.NewClockNow()
 	}
 	dsn := filepath.Join(cfg.DataDir, "herald.db")
 	if d, ok := dsns.Load(dsn); ok {

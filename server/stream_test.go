@@ -7,6 +7,7 @@ import (
 	"crypto/ecdh"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -21,6 +22,7 @@ import (
 
 	"github.com/heraldhq/herald/config"
 	"github.com/heraldhq/herald/internal/pgtest"
+	"github.com/heraldhq/herald/internal/testkit"
 	"github.com/heraldhq/herald/service"
 	"github.com/heraldhq/herald/store"
 )
@@ -197,19 +199,15 @@ func (c *sseClient) next(wait time.Duration) sseEvent {
 // waitComment waits until the stream has sent the comment want.
 func (c *sseClient) waitComment(want string) {
 	c.t.Helper()
-	deadline := time.Now().Add(streamWait)
-	for {
+	testkit.Eventually(c.t, streamWait, func() error {
 		c.mu.Lock()
 		found := slices.Contains(c.comments, want)
 		c.mu.Unlock()
-		if found {
-			return
+		if !found {
+			return fmt.Errorf("the stream did not send the comment %q", want)
 		}
-		if time.Now().After(deadline) {
-			c.t.Fatalf("the stream did not send the comment %q", want)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 // streamChannel creates a channel for u and returns its id and webhook token.
