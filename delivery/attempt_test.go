@@ -114,7 +114,7 @@ func atWaitAttempts(t *testing.T, st *store.Store, msgID string, n int) (*store.
 // the backoff for its number; the queue logs to the logger it was given.
 // A zero worker count still means one worker.
 func TestQueueAttempts(t *testing.T) {
-	clk := testkit.NewClock(time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC))
+	clk := testkit.NewClockAt(time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC))
 	var hits atomic.Int32
 	var path string
 	leases := make(chan time.Time, 8)
@@ -173,7 +173,7 @@ func TestQueueAttempts(t *testing.T) {
 // TestQueueShutdownDuringAttempt: an attempt cut short by the shutdown is
 // not counted; the job stays pending for the next start.
 func TestQueueShutdownDuringAttempt(t *testing.T) {
-	clk := testkit.NewClock(time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC))
+	clk := testkit.NewClockAt(time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC))
 	inHand := make(chan struct{}, 1)
 	var requests atomic.Int32
 	rc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -219,7 +219,7 @@ func TestQueueTransport(t *testing.T) {
 		{"replaced", &http.Transport{}, store.DeliveryDelivered, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			clk := testkit.NewClock(time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC))
+			clk := testkit.NewClockAt(time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC))
 			rc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(200) }))
 			defer rc.Close()
 			st, _, id := atEnv(t, clk, rc.URL+"/hook")

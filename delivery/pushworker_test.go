@@ -274,7 +274,7 @@ type pwEnv struct {
 
 func newPWEnv(t *testing.T) *pwEnv {
 	t.Helper()
-	clk := testkit.NewClockNow()
+	clk := testkit.NewClock()
 	dsn := pgtest.Or(t, filepath.Join(t.TempDir(), "herald.db"))
 	st, err := store.Open(context.Background(), dsn, store.Options{Now: clk.Now})
 	if err != nil {

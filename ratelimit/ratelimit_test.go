@@ -10,7 +10,7 @@ import (
 
 // newTestLimiter is a limiter on a clock that moves only when told.
 func newTestLimiter() (*Limiter, *testkit.Clock) {
-	c := testkit.NewClock(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	c := testkit.NewClockAt(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
 	return New(c.Now), c
 }
 

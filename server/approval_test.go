@@ -753,7 +753,7 @@ func aprOpenEnv(t *testing.T, dir string, clk *testkit.Clock) (*testEnv, func())
 }
 
 func TestApprovalRestartDuringWindow(t *testing.T) {
-	dir, clk := t.TempDir(), testkit.NewClockNow()
+	dir, clk := t.TempDir(), testkit.NewClock()
 	rcv := aprNewReceiver(t)
 
 	env, stop := aprOpenEnv(t, dir, clk)

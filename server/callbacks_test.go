@@ -510,7 +510,7 @@ func TestCallbackBackoffSchedule(t *testing.T) {
 // stay at the cap, to the millisecond, and no attempt comes before it is
 // due. Nothing depends on how fast the machine is.
 func TestCallbackBackoff(t *testing.T) {
-	clk := testkit.NewClockNow()
+	clk := testkit.NewClock()
 	e, _ := openTestEnv(t, t.TempDir(), clk, func(c *config.Config) { *c = cbConfig(c.DataDir) })
 	f := cbSetup(e, "cb-backoff@example.com")
 	var mu sync.Mutex

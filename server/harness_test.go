@@ -40,7 +40,7 @@ type testEnv struct {
 // unless a test lowers them through configure.
 func newTestEnv(t *testing.T, configure ...func(*config.Config)) *testEnv {
 	t.Helper()
-	e, _ := openTestEnv(t, t.TempDir(), testkit.NewClockNow(), configure...)
+	e, _ := openTestEnv(t, t.TempDir(), testkit.NewClock(), configure...)
 	return e
 }
 
@@ -83,7 +83,7 @@ func openTestEnv(t testing.TB, dir string, clk *testkit.Clock, configure ...func
 	if clk != nil {
 		now = clk.Now
 	} else {
-		clk = testkit.NewClockNow()
+		clk = testkit.NewClock()
 	}
 	dsn := filepath.Join(cfg.DataDir, "herald.db")
 	if d, ok := dsns.Load(dsn); ok {

@@ -283,7 +283,7 @@ func TestClientKey(t *testing.T) {
 // swept, and the remembered addresses are bounded.
 func TestSigninThrottleMemory(t *testing.T) {
 	t.Parallel()
-	clk := testkit.NewClockNow()
+	clk := testkit.NewClock()
 	th := newSigninThrottle(clk.Now)
 	for i := range 100 {
 		if _, refused := th.reserve(fmt.Sprintf("u%d@example.com", i), fmt.Sprintf("192.0.2.%d", i)); refused != nil {

@@ -22,7 +22,7 @@ type aprFixture struct {
 
 func aprSetup(t *testing.T, dsn string, approvers int) *aprFixture {
 	t.Helper()
-	clk := testkit.NewClockNow()
+	clk := testkit.NewClock()
 	s, err := Open(context.Background(), dsn, Options{Now: clk.Now})
 	if err != nil {
 		t.Fatalf("Open: %v", err)

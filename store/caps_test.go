@@ -175,7 +175,7 @@ func TestListPages(t *testing.T) {
 	t.Parallel()
 	forEachBackend(t, func(t *testing.T, dsn string) {
 		ctx := context.Background()
-		clk := testkit.NewClock(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
+		clk := testkit.NewClockAt(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
 		s := openFoundation(t, dsn, Options{Now: clk.Now})
 		u := &User{Email: "pages@example.com", Plan: "free"}
 		if err := s.CreateUser(ctx, u); err != nil {

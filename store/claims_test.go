@@ -24,7 +24,7 @@ type claimFixture struct {
 func newClaimFixture(t *testing.T, dsn string) *claimFixture {
 	t.Helper()
 	ctx := context.Background()
-	f := &claimFixture{clk: testkit.NewClock(time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC))}
+	f := &claimFixture{clk: testkit.NewClockAt(time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC))}
 	f.s = openFoundation(t, dsn, Options{Now: f.clk.Now})
 	for _, who := range []struct {
 		u       **User

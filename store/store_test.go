@@ -47,7 +47,7 @@ func TestMigrateFreshDatabase(t *testing.T) {
 		if !IsPostgresURL(dsn) {
 			dsn = filepath.Join(filepath.Dir(dsn), "sub", "dir", "herald.db") // Open creates the directories
 		}
-		clk := testkit.NewClock(time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC))
+		clk := testkit.NewClockAt(time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC))
 		s := openFoundation(t, dsn, Options{Now: clk.Now})
 
 		first, last, files := migrationRange(t, s)
@@ -504,7 +504,7 @@ func TestRotateSessionReuse(t *testing.T) {
 	t.Parallel()
 	forEachBackend(t, func(t *testing.T, dsn string) {
 		ctx := context.Background()
-		clk := testkit.NewClockNow()
+		clk := testkit.NewClock()
 		s := openFoundation(t, dsn, Options{Now: clk.Now})
 		u := &User{Email: "s@example.com", Plan: "free"}
 		if err := s.CreateUser(ctx, u); err != nil {

@@ -17,7 +17,7 @@ func TestSubscriptionsDecidePlan(t *testing.T) {
 	t.Parallel()
 	forEachBackend(t, func(t *testing.T, dsn string) {
 		ctx := context.Background()
-		clk := testkit.NewClock(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
+		clk := testkit.NewClockAt(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
 		s := openFoundation(t, dsn, Options{Now: clk.Now})
 		u := &User{Email: "sub@example.com", Plan: "free"}
 		if err := s.CreateUser(ctx, u); err != nil {
@@ -99,7 +99,7 @@ func TestSubscriptionsDecidePlan(t *testing.T) {
 // plan, and the token lookup sees each new plan at once.
 func TestExpireSubscriptionsOfSeveralUsers(t *testing.T) {
 	ctx := context.Background()
-	clk := testkit.NewClock(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
+	clk := testkit.NewClockAt(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
 	s := openFoundation(t, filepath.Join(t.TempDir(), "herald.db"), Options{Now: clk.Now})
 	ends := clk.Now().Add(time.Hour)
 	var users []*User

@@ -59,7 +59,7 @@ func TestEventuallyFailsWithTheLastError(t *testing.T) {
 // TestClock: the clock stands still until moved, by Advance or Set.
 func TestClock(t *testing.T) {
 	start := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	c := NewClock(start)
+	c := NewClockAt(start)
 	if got := c.Now(); !got.Equal(start) {
 		t.Fatalf("Now() = %s, want %s", got, start)
 	}
@@ -72,11 +72,11 @@ func TestClock(t *testing.T) {
 	if got := c.Now(); !got.Equal(later) {
 		t.Errorf("after Set Now() = %s, want %s", got, later)
 	}
-	now := NewClockNow().Now()
+	now := NewClock().Now()
 	if now.Location() != time.UTC || now.Nanosecond()%int(time.Millisecond) != 0 {
-		t.Errorf("NewClockNow reads %s, want UTC to the millisecond", now)
+		t.Errorf("NewClock reads %s, want UTC to the millisecond", now)
 	}
 	if d := time.Since(now); d < 0 || d > time.Minute {
-		t.Errorf("NewClockNow reads %s, %s from now", now, d)
+		t.Errorf("NewClock reads %s, %s from now", now, d)
 	}
 }
