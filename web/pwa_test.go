@@ -18,12 +18,12 @@ package web_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	cdpbrowser "github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/cdproto/cdp"
@@ -222,13 +222,12 @@ func TestPWANotifications(t *testing.T) {
 	}
 
 	// Offline: the shell comes from the cache, and says so.
-	deadline := time.Now().Add(waitTimeout)
-	for !awaitJS[bool](b, `caches.open("herald-shell-v1").then(async (c) => !!(await c.match("/")) && !!(await c.match("/js/app.js")) && !!(await c.match("/js/notify.js")))`) {
-		if time.Now().After(deadline) {
-			t.Fatal("the service worker kept no shell")
+	testkit.Eventually(t, waitTimeout, func() error {
+		if !awaitJS[bool](b, `caches.open("herald-shell-v1").then(async (c) => !!(await c.match("/")) && !!(await c.match("/js/app.js")) && !!(await c.match("/js/notify.js")))`) {
+			return errors.New("the service worker kept no shell")
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return nil
+	})
 	// The server goes away: no listener, and the open connections (the
 	// live stream) cut.
 	e.srv.Listener.Close()
