@@ -138,7 +138,7 @@ func (a *Apple) VerifyNotification(signedPayload string) (*Notification, error) 
 // verify checks a compact JWS signed by ES256 with an x5c chain to a.roots
 // carrying Apple's marker extensions, and decodes its payload into dst.
 func (a *Apple) verify(compact string, dst any) error {
-	jws, err := jose.ParseSigned(compact, []jose.SignatureAlgorithm{jose.ES256})
+	jws, err := jose.ParseSignedCompact(compact, []jose.SignatureAlgorithm{jose.ES256})
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrInvalid, err)
 	}

@@ -60,6 +60,9 @@ func TestAppleRefuses(t *testing.T) {
 	delete(noOriginal, "originalTransactionId")
 	parts := strings.Split(good.Sign(transaction(later)), ".")
 	tampered := parts[0] + "." + parts[1] + "x." + parts[2]
+	// The same signed transaction in JWS's JSON serialization: Apple sends
+	// only the compact one, so nothing else is read.
+	flattened := `{"protected":"` + parts[0] + `","payload":"` + parts[1] + `","signature":"` + parts[2] + `"}`
 
 	for name, tc := range map[string]struct {
 		trusted *appletest.Chain // the root the verifier trusts
@@ -72,6 +75,7 @@ func TestAppleRefuses(t *testing.T) {
 		"another app":           {good, good.Sign(wrongBundle)},
 		"no original id":        {good, good.Sign(noOriginal)},
 		"tampered payload":      {good, tampered},
+		"JSON serialization":    {good, flattened},
 		"not a JWS":             {good, "hello"},
 		"HS256-looking garbage": {good, "eyJhbGciOiJIUzI1NiJ9.e30.c2ln"},
 	} {

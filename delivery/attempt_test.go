@@ -18,27 +18,10 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/internal/pgtest"
+	"github.com/heraldhq/herald/internal/testkit"
 	"github.com/heraldhq/herald/netguard"
 	"github.com/heraldhq/herald/store"
 )
-
-// atClock is a clock the store and the queue share; only the test moves it.
-type atClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *atClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *atClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
 
 // lockedBuffer is a log destination the workers and the test share.
 type lockedBuffer struct {
@@ -60,7 +43,7 @@ func (l *lockedBuffer) String() string {
 
 // atEnv is a store on a test clock with one message whose response queued
 // a callback to url.
-func atEnv(t *testing.T, clk *atClock, url string) (st *store.Store, path, msgID string) {
+func atEnv(t *testing.T, clk *testkit.Clock, url string) (st *store.Store, path, msgID string) {
 	t.Helper()
 	ctx := context.Background()
 	path = pgtest.Or(t, filepath.Join(t.TempDir(), "herald.db"))
@@ -131,7 +114,7 @@ func atWaitAttempts(t *testing.T, st *store.Store, msgID string, n int) (*store.
 // the backoff for its number; the queue logs to the logger it was given.
 // A zero worker count still means one worker.
 func TestQueueAttempts(t *testing.T) {
-	clk := &atClock{t: time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC)}
+	clk := testkit.NewClockAt(time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC))
 	var hits atomic.Int32
 	var path string
 	leases := make(chan time.Time, 8)
@@ -190,7 +173,7 @@ func TestQueueAttempts(t *testing.T) {
 // TestQueueShutdownDuringAttempt: an attempt cut short by the shutdown is
 // not counted; the job stays pending for the next start.
 func TestQueueShutdownDuringAttempt(t *testing.T) {
-	clk := &atClock{t: time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC)}
+	clk := testkit.NewClockAt(time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC))
 	inHand := make(chan struct{}, 1)
 	var requests atomic.Int32
 	rc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -236,7 +219,7 @@ func TestQueueTransport(t *testing.T) {
 		{"replaced", &http.Transport{}, store.DeliveryDelivered, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			clk := &atClock{t: time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC)}
+			clk := testkit.NewClockAt(time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC))
 			rc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(200) }))
 			defer rc.Close()
 			st, _, id := atEnv(t, clk, rc.URL+"/hook")

@@ -26,7 +26,7 @@ import (
 // Another host is never affected, and an attempt that says nothing of its
 // host (cut short) neither counts nor holds the probe.
 func TestCircuitRestsHostsThatKeepNotAnswering(t *testing.T) {
-	clk := &atClock{t: time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC)}
+	clk := testkit.NewClockAt(time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC))
 	c := newCircuit(clk.Now)
 	const dead, other = "http://tarpit.example:8080", "http://tarpit.example:8081"
 	allowed := func(what, host string, want bool) time.Time {
@@ -116,7 +116,7 @@ func TestOutcomeOf(t *testing.T) {
 // when its rest ends, with no attempt made or counted; a callback to
 // another host goes out meanwhile.
 func TestQueueRestsTarpitHost(t *testing.T) {
-	clk := &atClock{t: time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC)}
+	clk := testkit.NewClockAt(time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC))
 	tarpit := testkit.NewTarpit(t)
 	st, _, first := atEnv(t, clk, "http://"+tarpit.Addr()+"/hook/first")
 	u := &store.User{Email: "other@example.com", Plan: "free"}

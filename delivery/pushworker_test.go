@@ -30,24 +30,6 @@ import (
 	"github.com/heraldhq/herald/store"
 )
 
-// pwClock is a frozen clock shared by the store and the pusher.
-type pwClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *pwClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *pwClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
 // pwFakes are local APNs, FCM and Web Push services. Each records, per
 // device token (for Web Push, per endpoint path), the message ids it got,
 // and answers as told for that device.
@@ -283,7 +265,7 @@ type pwEnv struct {
 	t     *testing.T
 	dsn   string // the database st is on
 	st    *store.Store
-	clock *pwClock
+	clock *testkit.Clock
 	fakes *pwFakes
 	ch    *store.Channel
 	ann   *store.User  // owns the channel
@@ -292,7 +274,7 @@ type pwEnv struct {
 
 func newPWEnv(t *testing.T) *pwEnv {
 	t.Helper()
-	clk := &pwClock{t: time.Now().UTC().Truncate(time.Millisecond)}
+	clk := testkit.NewClock()
 	dsn := pgtest.Or(t, filepath.Join(t.TempDir(), "herald.db"))
 	st, err := store.Open(context.Background(), dsn, store.Options{Now: clk.Now})
 	if err != nil {
@@ -413,13 +395,12 @@ func (e *pwEnv) waitIdle(what string, cond func() bool) {
 
 func (e *pwEnv) waitFor(what string, cond func() bool) {
 	e.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			e.t.Fatalf("timed out waiting for %s; pushes so far: %v", what, e.fakes.snapshot())
+	testkit.Eventually(e.t, 10*time.Second, func() error {
+		if !cond() {
+			return fmt.Errorf("waiting for %s; pushes so far: %v", what, e.fakes.snapshot())
 		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 func (f *pwFakes) snapshot() map[string][]string {

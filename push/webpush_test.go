@@ -1,6 +1,7 @@
 package push
 
 import (
+	"bytes"
 	"context"
 	"crypto/ecdh"
 	"crypto/ecdsa"
@@ -11,7 +12,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/big"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -89,11 +89,11 @@ func newFakePushService(t *testing.T) (*fakePushService, *WebPush) {
 	if err != nil {
 		t.Fatalf("VAPID public key %q is not base64url: %v", pub, err)
 	}
-	x, y := elliptic.Unmarshal(elliptic.P256(), raw) //nolint:staticcheck // the only stdlib way to an *ecdsa.PublicKey from a point
-	if x == nil {
-		t.Fatalf("VAPID public key is not a P-256 point")
+	vapid, err := ecdsa.ParseUncompressedPublicKey(elliptic.P256(), raw)
+	if err != nil {
+		t.Fatalf("VAPID public key is not a P-256 point: %v", err)
 	}
-	f := &fakePushService{t: t, browser: newBrowser(t), vapid: &ecdsa.PublicKey{Curve: elliptic.P256(), X: x, Y: y}, vapidK: pub}
+	f := &fakePushService{t: t, browser: newBrowser(t), vapid: vapid, vapidK: pub}
 	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
 	t.Cleanup(f.srv.Close)
 	return f, NewWebPush("mailto:ops@example.com", pub, priv, f.srv.Client())
@@ -352,8 +352,11 @@ func TestVAPIDKeysArePoints(t *testing.T) {
 	if err != nil || len(d) != 32 {
 		t.Fatalf("private key: %d bytes (err %v), want 32", len(d), err)
 	}
-	x, _ := elliptic.P256().ScalarBaseMult(d) //nolint:staticcheck // checking the pair, not doing crypto
-	if x.Cmp(new(big.Int).SetBytes(p[1:33])) != 0 {
+	k, err := ecdh.P256().NewPrivateKey(d)
+	if err != nil {
+		t.Fatalf("private key: %v", err)
+	}
+	if !bytes.Equal(k.PublicKey().Bytes(), p) {
 		t.Fatal("the public key does not belong to the private key")
 	}
 }

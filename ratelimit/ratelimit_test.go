@@ -4,17 +4,14 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/heraldhq/herald/internal/testkit"
 )
 
-// clock is a test clock that moves only when told.
-type clock struct{ t time.Time }
-
-func (c *clock) now() time.Time          { return c.t }
-func (c *clock) advance(d time.Duration) { c.t = c.t.Add(d) }
-
-func newTestLimiter() (*Limiter, *clock) {
-	c := &clock{t: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
-	return New(c.now), c
+// newTestLimiter is a limiter on a clock that moves only when told.
+func newTestLimiter() (*Limiter, *testkit.Clock) {
+	c := testkit.NewClockAt(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	return New(c.Now), c
 }
 
 // want checks every field of a verdict.
@@ -29,22 +26,22 @@ func want(t *testing.T, step string, got Verdict, ok bool, limit, remaining int,
 // TestTakeDrainsAndRefills: 3 a minute is one token every 20 s, up to 3.
 func TestTakeDrainsAndRefills(t *testing.T) {
 	l, c := newTestLimiter()
-	t0 := c.now()
+	t0 := c.Now()
 	want(t, "take 1", l.Take("k", 3), true, 3, 2, t0.Add(20*time.Second), 0)
 	want(t, "take 2", l.Take("k", 3), true, 3, 1, t0.Add(40*time.Second), 0)
 	want(t, "take 3", l.Take("k", 3), true, 3, 0, t0.Add(60*time.Second), 0)
 	want(t, "take 4", l.Take("k", 3), false, 3, 0, t0.Add(60*time.Second), 20*time.Second)
 
 	// Half a token later: still refused, and the wait is the other half.
-	c.advance(10 * time.Second)
+	c.Advance(10 * time.Second)
 	want(t, "after 10s", l.Take("k", 3), false, 3, 0, t0.Add(60*time.Second), 10*time.Second)
 	// A whole token later: one more goes through.
-	c.advance(10 * time.Second)
+	c.Advance(10 * time.Second)
 	want(t, "after 20s", l.Take("k", 3), true, 3, 0, t0.Add(80*time.Second), 0)
 
 	// A full minute idle refills the bucket completely, and no further.
-	c.advance(10 * time.Minute)
-	t1 := c.now()
+	c.Advance(10 * time.Minute)
+	t1 := c.Now()
 	want(t, "after 10 min", l.Take("k", 3), true, 3, 2, t1.Add(20*time.Second), 0)
 }
 
@@ -55,7 +52,7 @@ func TestTakeKeysAreSeparate(t *testing.T) {
 	if v := l.Take("a", 1); v.OK {
 		t.Fatalf("second take of a 1-a-minute bucket: %+v, want refused", v)
 	}
-	want(t, "other key", l.Take("b", 1), true, 1, 0, c.now().Add(time.Minute), 0)
+	want(t, "other key", l.Take("b", 1), true, 1, 0, c.Now().Add(time.Minute), 0)
 	if got := l.Size(); got != 2 {
 		t.Errorf("Size = %d, want 2", got)
 	}
@@ -103,7 +100,7 @@ func TestTakePlanChangeAfterRefill(t *testing.T) {
 	for range 3 {
 		l.Take("k", 3)
 	}
-	c.advance(30 * time.Second) // 1.5 tokens back: 1.5 used, which counts as 2
+	c.Advance(30 * time.Second) // 1.5 tokens back: 1.5 used, which counts as 2
 	v := l.Take("k", 6)
 	if !v.OK || v.Remaining != 3 {
 		t.Errorf("take at 6 a minute with 1.5 of 3 used: %+v, want ok with 3 remaining", v)
@@ -115,7 +112,7 @@ func TestTakePlanChangeAfterRefill(t *testing.T) {
 func TestSweepKeepsBucketsInUse(t *testing.T) {
 	l, c := newTestLimiter()
 	l.Take("idle", 1)
-	c.advance(30 * time.Second)
+	c.Advance(30 * time.Second)
 	l.Take("busy", 1)
 	if v := l.Take("busy", 1); v.OK {
 		t.Fatalf("second take of a 1-a-minute bucket: %+v, want refused", v)
@@ -129,13 +126,13 @@ func TestSweepKeepsBucketsInUse(t *testing.T) {
 	}
 
 	// "idle" was last used exactly 61 s before the next sweep: kept.
-	c.advance(31 * time.Second)
+	c.Advance(31 * time.Second)
 	l.Sweep()
 	if got := l.Size(); got != 2 {
 		t.Fatalf("a bucket idle for exactly 61 s was swept: Size = %d, want 2", got)
 	}
 	// A moment later it goes; "busy", used 31 s ago, stays drained.
-	c.advance(time.Nanosecond)
+	c.Advance(time.Nanosecond)
 	l.Sweep()
 	if got := l.Size(); got != 1 {
 		t.Fatalf("after the idle bucket's time: Size = %d, want 1", got)
@@ -143,7 +140,7 @@ func TestSweepKeepsBucketsInUse(t *testing.T) {
 	if v := l.Take("busy", 1); v.OK {
 		t.Errorf("the busy bucket was reset by the sweep: %+v", v)
 	}
-	want(t, "idle key after eviction", l.Take("idle", 1), true, 1, 0, c.now().Add(time.Minute), 0)
+	want(t, "idle key after eviction", l.Take("idle", 1), true, 1, 0, c.Now().Add(time.Minute), 0)
 }
 
 // TestSweepForgetsIdleBuckets: memory follows active keys.
@@ -152,7 +149,7 @@ func TestSweepForgetsIdleBuckets(t *testing.T) {
 	for i := range 100 {
 		l.Take(fmt.Sprint("key", i), 60)
 	}
-	c.advance(2 * time.Minute)
+	c.Advance(2 * time.Minute)
 	l.Sweep()
 	if got := l.Size(); got != 0 {
 		t.Errorf("Size after every bucket sat idle for 2 minutes = %d, want 0", got)

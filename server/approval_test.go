@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/delivery"
+	"github.com/heraldhq/herald/internal/testkit"
 	"github.com/heraldhq/herald/netguard"
 	"github.com/heraldhq/herald/signature"
 	"github.com/heraldhq/herald/store"
@@ -66,17 +67,14 @@ func (rc *aprReceiver) all() []aprCallback {
 // wait returns the callbacks once at least n have arrived.
 func (rc *aprReceiver) wait(t *testing.T, n int) []aprCallback {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		got := rc.all()
-		if len(got) >= n {
-			return got
+	var got []aprCallback
+	testkit.Eventually(t, 5*time.Second, func() error {
+		if got = rc.all(); len(got) < n {
+			return fmt.Errorf("%d callbacks arrived, want %d", len(got), n)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d callbacks arrived within 5s, want %d", len(got), n)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return nil
+	})
+	return got
 }
 
 // settle waits d, so that a callback that should not come has time to
@@ -176,17 +174,14 @@ func (f *aprFixture) message(id string, u *testUser) (msg, approval map[string]a
 // waitApproval polls the message until its approval status is want.
 func (f *aprFixture) waitApproval(id, want string) map[string]any {
 	f.env.t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		_, a := f.message(id, f.a)
-		if a["status"] == want {
-			return a
+	var a map[string]any
+	testkit.Eventually(f.env.t, 5*time.Second, func() error {
+		if _, a = f.message(id, f.a); a["status"] != want {
+			return fmt.Errorf("approval of %s is %v, want %s", id, a["status"], want)
 		}
-		if time.Now().After(deadline) {
-			f.env.t.Fatalf("approval of %s is %v after 5s, want %s", id, a["status"], want)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return nil
+	})
+	return a
 }
 
 // aprNum reads a JSON number as an int (-1 when it is not one).
@@ -752,13 +747,13 @@ func TestApprovalConcurrentVotes(t *testing.T) {
 // aprOpenEnv is newTestEnv over a chosen data directory and clock, with a
 // stop function, so that a second server can open the same database file
 // after the first has shut down.
-func aprOpenEnv(t *testing.T, dir string, clk *clock) (*testEnv, func()) {
+func aprOpenEnv(t *testing.T, dir string, clk *testkit.Clock) (*testEnv, func()) {
 	t.Helper()
 	return openTestEnv(t, dir, clk)
 }
 
 func TestApprovalRestartDuringWindow(t *testing.T) {
-	dir, clk := t.TempDir(), newClock()
+	dir, clk := t.TempDir(), testkit.NewClock()
 	rcv := aprNewReceiver(t)
 
 	env, stop := aprOpenEnv(t, dir, clk)

@@ -37,6 +37,7 @@ import (
 	"github.com/heraldhq/herald/auth"
 	"github.com/heraldhq/herald/config"
 	"github.com/heraldhq/herald/delivery"
+	"github.com/heraldhq/herald/internal/testkit"
 	"github.com/heraldhq/herald/netguard"
 	"github.com/heraldhq/herald/signature"
 	"github.com/heraldhq/herald/store"
@@ -186,17 +187,14 @@ func (rc *cbReceiver) Hits() []cbHit {
 // waitHits waits until the receiver has had at least n requests.
 func (rc *cbReceiver) waitHits(t *testing.T, n int, within time.Duration) []cbHit {
 	t.Helper()
-	deadline := time.Now().Add(within)
-	for {
-		hits := rc.Hits()
-		if len(hits) >= n {
-			return hits
+	var hits []cbHit
+	testkit.Eventually(t, within, func() error {
+		if hits = rc.Hits(); len(hits) < n {
+			return fmt.Errorf("receiver got %d requests, want %d", len(hits), n)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("receiver got %d requests within %s, want %d", len(hits), within, n)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
+		return nil
+	})
+	return hits
 }
 
 // cbFixture is a user with one channel.
@@ -267,17 +265,15 @@ func (f *cbFixture) log(id string) (dlv map[string]any, attempts []map[string]an
 // waitLog polls the delivery log until done accepts it.
 func (f *cbFixture) waitLog(id string, within time.Duration, what string, done func(dlv map[string]any, attempts []map[string]any) bool) (map[string]any, []map[string]any) {
 	f.e.t.Helper()
-	deadline := time.Now().Add(within)
-	for {
-		dlv, attempts := f.log(id)
-		if dlv != nil && done(dlv, attempts) {
-			return dlv, attempts
+	var dlv map[string]any
+	var attempts []map[string]any
+	testkit.Eventually(f.e.t, within, func() error {
+		if dlv, attempts = f.log(id); dlv == nil || !done(dlv, attempts) {
+			return fmt.Errorf("%s: delivery %v, attempts %v", what, dlv, attempts)
 		}
-		if time.Now().After(deadline) {
-			f.e.t.Fatalf("%s: not within %s; delivery %v, attempts %v", what, within, dlv, attempts)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return nil
+	})
+	return dlv, attempts
 }
 
 // waitState waits until the message's delivery is in state.
@@ -514,7 +510,7 @@ func TestCallbackBackoffSchedule(t *testing.T) {
 // stay at the cap, to the millisecond, and no attempt comes before it is
 // due. Nothing depends on how fast the machine is.
 func TestCallbackBackoff(t *testing.T) {
-	clk := newClock()
+	clk := testkit.NewClock()
 	e, _ := openTestEnv(t, t.TempDir(), clk, func(c *config.Config) { *c = cbConfig(c.DataDir) })
 	f := cbSetup(e, "cb-backoff@example.com")
 	var mu sync.Mutex
@@ -1050,20 +1046,16 @@ func TestCallbackManyMessages(t *testing.T) {
 	}
 	rc.waitHits(t, n, 10*time.Second)
 	// Every attempt recorded: no job is left to send anything more.
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testkit.Eventually(t, 10*time.Second, func() error {
 		pending, err := e.st.PendingDeliveries(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
-		if pending == 0 {
-			break
+		if pending != 0 {
+			return fmt.Errorf("%d deliveries still pending after every callback arrived", pending)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d deliveries still pending 10s after every callback arrived", pending)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return nil
+	})
 	seen := map[string]int{}
 	for _, h := range rc.Hits() {
 		var b struct {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/config"
+	"github.com/heraldhq/herald/internal/testkit"
 )
 
 // lowCaps makes the Free plan's caps small enough to reach in a test, and
@@ -172,13 +173,12 @@ func TestPlanCapStreams(t *testing.T) {
 
 	// A closed stream gives its place back once its handler has returned.
 	a.close()
-	deadline := time.Now().Add(streamWait)
-	for env.s.streamsOpen.count(u.ID) != 1 {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d streams still counted after one closed, want 1", env.s.streamsOpen.count(u.ID))
+	testkit.Eventually(t, streamWait, func() error {
+		if n := env.s.streamsOpen.count(u.ID); n != 1 {
+			return fmt.Errorf("%d streams still counted after one closed, want 1", n)
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return nil
+	})
 	streamOpen(env, u.Token)
 }
 

@@ -23,26 +23,6 @@ import (
 	"github.com/heraldhq/herald/store"
 )
 
-// clock is a test clock: it starts at the real time and moves only when told.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newClock() *clock { return &clock{t: time.Now().UTC().Truncate(time.Millisecond)} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
-
 // testEnv is a real Herald server over a real SQLite file in t.TempDir().
 type testEnv struct {
 	t     testing.TB
@@ -51,7 +31,7 @@ type testEnv struct {
 	dsn   string // the database st is on
 	s     *Server
 	srv   *httptest.Server
-	clock *clock
+	clock *testkit.Clock
 	logs  *bytes.Buffer
 }
 
@@ -59,7 +39,7 @@ type testEnv struct {
 // unless a test lowers them through configure.
 func newTestEnv(t *testing.T, configure ...func(*config.Config)) *testEnv {
 	t.Helper()
-	e, _ := openTestEnv(t, t.TempDir(), newClock(), configure...)
+	e, _ := openTestEnv(t, t.TempDir(), testkit.NewClock(), configure...)
 	return e
 }
 
@@ -87,7 +67,7 @@ func (e *testEnv) rawDB(t testing.TB) *sql.DB {
 // a test that restarts its server on the same directory finds its data.
 var dsns sync.Map
 
-func openTestEnv(t testing.TB, dir string, clk *clock, configure ...func(*config.Config)) (e *testEnv, stop func()) {
+func openTestEnv(t testing.TB, dir string, clk *testkit.Clock, configure ...func(*config.Config)) (e *testEnv, stop func()) {
 	t.Helper()
 	cfg := config.Default()
 	cfg.DataDir = dir
@@ -102,7 +82,7 @@ func openTestEnv(t testing.TB, dir string, clk *clock, configure ...func(*config
 	if clk != nil {
 		now = clk.Now
 	} else {
-		clk = newClock()
+		clk = testkit.NewClock()
 	}
 	if d, ok := dsns.Load(cfg.DBPath()); ok {
 		cfg.Database.URL = d.(string)

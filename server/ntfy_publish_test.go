@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/heraldhq/herald/internal/testkit"
 	"io"
 	"net/http"
 	"path/filepath"
@@ -109,7 +110,7 @@ func onBothDatabases(t *testing.T, f func(t *testing.T, e *testEnv)) {
 	t.Run("postgres", func(t *testing.T) {
 		dir := t.TempDir()
 		dsns.Store(filepath.Join(dir, "herald.db"), pgtest.NewDatabase(t))
-		e, _ := openTestEnv(t, dir, newClock())
+		e, _ := openTestEnv(t, dir, testkit.NewClock())
 		f(t, e)
 	})
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"reflect"
@@ -16,6 +17,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/heraldhq/herald/config"
+	"github.com/heraldhq/herald/internal/testkit"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -515,17 +517,16 @@ func TestOIDCProviderDownAfterDiscovery(t *testing.T) {
 	fake.setMode(idpUp)
 	// go-oidc hands its failed key fetch to callers that arrive before the
 	// fetching goroutine has cleared it, so recovery can lag a moment.
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	testkit.Eventually(t, 5*time.Second, func() error {
 		r = oidcSignIn(env, map[string]any{"id_token": fake.token(nil)})
-		if r.Status == 200 {
-			break
-		}
-		if r.Status != 503 || time.Now().After(deadline) {
+		if r.Status != 200 && r.Status != 503 {
 			t.Fatalf("provider back up: %d %s", r.Status, r.Raw)
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		if r.Status != 200 {
+			return fmt.Errorf("provider back up: %d %s", r.Status, r.Raw)
+		}
+		return nil
+	})
 	// Once the keys are cached, a provider outage does not stop sign-in by ID token.
 	fake.setMode(idpDown503)
 	env.do(200, "POST", "/v1/auth/homelab", map[string]any{"id_token": fake.token(map[string]any{"sub": "user-2", "email": "b@example.com"})}, "")

@@ -72,15 +72,14 @@ type fakeIdP struct {
 	key   *rsa.PrivateKey // published in the JWKS as idpKID
 	other *rsa.PrivateKey // never published
 
-	mu         sync.Mutex
-	now        func() time.Time
-	mode       idpMode
-	user       map[string]any // claims of the user who "signs in" at /authorize
-	badNonce   bool           // /token returns an ID token with a wrong nonce
-	codes      map[string]*idpGrant
-	authorizes []url.Values
-	tokens     []idpTokenRequest
-	discovery  int // how many times discovery was fetched
+	mu        sync.Mutex
+	now       func() time.Time
+	mode      idpMode
+	user      map[string]any // claims of the user who "signs in" at /authorize
+	badNonce  bool           // /token returns an ID token with a wrong nonce
+	codes     map[string]*idpGrant
+	tokens    []idpTokenRequest
+	discovery int // how many times discovery was fetched
 }
 
 func newFakeIdP(t *testing.T) *fakeIdP {
@@ -130,26 +129,10 @@ func (f *fakeIdP) setMode(m idpMode) {
 	f.mu.Unlock()
 }
 
-// setUser replaces the claims of the user signing in at /authorize.
-func (f *fakeIdP) setUser(claims map[string]any) {
-	f.mu.Lock()
-	f.user = claims
-	f.mu.Unlock()
-}
-
 func (f *fakeIdP) setBadNonce(b bool) {
 	f.mu.Lock()
 	f.badNonce = b
 	f.mu.Unlock()
-}
-
-func (f *fakeIdP) lastAuthorize() url.Values {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if len(f.authorizes) == 0 {
-		f.t.Fatal("fake IdP: /authorize was never called")
-	}
-	return f.authorizes[len(f.authorizes)-1]
 }
 
 func (f *fakeIdP) tokenRequests() []idpTokenRequest {
@@ -191,7 +174,6 @@ func (f *fakeIdP) handleAuthorize(w http.ResponseWriter, r *http.Request) {
 	}
 	code := base64.RawURLEncoding.EncodeToString(randomBytes(16))
 	f.mu.Lock()
-	f.authorizes = append(f.authorizes, q)
 	claims := map[string]any{}
 	for k, v := range f.user {
 		claims[k] = v

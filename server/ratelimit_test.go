@@ -21,7 +21,7 @@ import (
 func TestRateLimitSharedByReplicas(t *testing.T) {
 	dir := t.TempDir()
 	dsns.Store(filepath.Join(dir, "herald.db"), pgtest.NewDatabase(t))
-	clk := newClock()
+	clk := testkit.NewClock()
 	a, _ := openTestEnv(t, dir, clk, msgFreeSend5)
 	b, _ := openTestEnv(t, dir, clk, msgFreeSend5)
 	u := a.newUser("ann@example.com")

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/auth"
+	"github.com/heraldhq/herald/internal/testkit"
 )
 
 // floodAnswer is what one sign-in of a flood got back.
@@ -282,7 +283,7 @@ func TestClientKey(t *testing.T) {
 // swept, and the remembered addresses are bounded.
 func TestSigninThrottleMemory(t *testing.T) {
 	t.Parallel()
-	clk := newClock()
+	clk := testkit.NewClock()
 	th := newSigninThrottle(clk.Now)
 	for i := range 100 {
 		if _, refused := th.reserve(fmt.Sprintf("u%d@example.com", i), fmt.Sprintf("192.0.2.%d", i)); refused != nil {

@@ -11,8 +11,8 @@ import (
 	"sync"
 	"syscall"
 	"testing"
-	"time"
 
+	"github.com/heraldhq/herald/internal/testkit"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -175,17 +175,15 @@ func TestStreamHubSlowConsumer(t *testing.T) {
 	n := len(sent)
 
 	// The fast stream has everything while the slow one is still stuck.
-	for deadline := time.Now().Add(streamWait); ; time.Sleep(10 * time.Millisecond) {
+	testkit.Eventually(t, streamWait, func() error {
 		fastMu.Lock()
 		got := len(fastEvents)
 		fastMu.Unlock()
-		if got >= n {
-			break
+		if got < n {
+			return fmt.Errorf("the fast stream got %d of %d events while the other was stalled", got, n)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the fast stream got %d of %d events while the other was stalled", got, n)
-		}
-	}
+		return nil
+	})
 	close(stopFast)
 	<-fastStopped
 	var fastIDs []string

@@ -2,12 +2,13 @@ package server
 
 import (
 	"bufio"
+	"bytes"
 	"context"
-	"crypto/elliptic"
+	"crypto/ecdh"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"log/slog"
-	"math/big"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -21,6 +22,7 @@ import (
 
 	"github.com/heraldhq/herald/config"
 	"github.com/heraldhq/herald/internal/pgtest"
+	"github.com/heraldhq/herald/internal/testkit"
 	"github.com/heraldhq/herald/service"
 	"github.com/heraldhq/herald/store"
 )
@@ -197,19 +199,15 @@ func (c *sseClient) next(wait time.Duration) sseEvent {
 // waitComment waits until the stream has sent the comment want.
 func (c *sseClient) waitComment(want string) {
 	c.t.Helper()
-	deadline := time.Now().Add(streamWait)
-	for {
+	testkit.Eventually(c.t, streamWait, func() error {
 		c.mu.Lock()
 		found := slices.Contains(c.comments, want)
 		c.mu.Unlock()
-		if found {
-			return
+		if !found {
+			return fmt.Errorf("the stream did not send the comment %q", want)
 		}
-		if time.Now().After(deadline) {
-			c.t.Fatalf("the stream did not send the comment %q", want)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 // streamChannel creates a channel for u and returns its id and webhook token.
@@ -400,9 +398,8 @@ func vapidPoint(t *testing.T, key string) []byte {
 	if len(b) != 65 || b[0] != 0x04 {
 		t.Fatalf("public key is %d bytes starting %#x, want 65 starting 0x04", len(b), b[0])
 	}
-	x, y := new(big.Int).SetBytes(b[1:33]), new(big.Int).SetBytes(b[33:])
-	if !elliptic.P256().IsOnCurve(x, y) { //nolint:staticcheck // a plain validity check
-		t.Fatal("public key is not on P-256")
+	if _, err := ecdh.P256().NewPublicKey(b); err != nil {
+		t.Fatalf("public key is not on P-256: %v", err)
 	}
 	return b
 }
@@ -429,7 +426,11 @@ func TestVAPIDPublicKeyEndpoint(t *testing.T) {
 	if err != nil || len(d) != 32 {
 		t.Fatalf("private key: %d bytes (%v), want 32", len(d), err)
 	}
-	if x, _ := elliptic.P256().ScalarBaseMult(d); x.Cmp(new(big.Int).SetBytes(vapidPoint(t, key)[1:33])) != 0 { //nolint:staticcheck // checking the pair
+	k, err := ecdh.P256().NewPrivateKey(d)
+	if err != nil {
+		t.Fatalf("private key: %v", err)
+	}
+	if !bytes.Equal(k.PublicKey().Bytes(), vapidPoint(t, key)) {
 		t.Error("the stored private key does not belong to the public key")
 	}
 }

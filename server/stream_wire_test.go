@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/heraldhq/herald/internal/testkit"
 )
 
 // TestStreamUnchunked checks the bytes of an HTTP/1.1 stream on the wire:
@@ -95,13 +97,12 @@ func TestStreamHeartbeats(t *testing.T) {
 	}
 	waitBeats := func(n int) {
 		t.Helper()
-		deadline := time.Now().Add(streamWait)
-		for beats() < n {
-			if time.Now().After(deadline) {
-				t.Fatalf("%d heartbeats within %v, want %d", beats(), streamWait, n)
+		testkit.Eventually(t, streamWait, func() error {
+			if got := beats(); got < n {
+				return fmt.Errorf("%d heartbeats, want %d", got, n)
 			}
-			time.Sleep(5 * time.Millisecond)
-		}
+			return nil
+		})
 	}
 	waitBeats(3)
 	id := streamSend(env, token, "Disk full")

@@ -8,37 +8,21 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/heraldhq/herald/internal/testkit"
 )
-
-// aprClock is a settable clock for the approval tests.
-type aprClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *aprClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *aprClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
 
 // aprFixture is a store with a channel and n users who approve on it.
 type aprFixture struct {
 	s         *Store
-	clock     *aprClock
+	clock     *testkit.Clock
 	channelID string
 	users     []*User
 }
 
 func aprSetup(t *testing.T, dsn string, approvers int) *aprFixture {
 	t.Helper()
-	clk := &aprClock{t: time.Now().UTC().Truncate(time.Millisecond)}
+	clk := testkit.NewClock()
 	s, err := Open(context.Background(), dsn, Options{Now: clk.Now})
 	if err != nil {
 		t.Fatalf("Open: %v", err)
@@ -389,4 +373,49 @@ func TestCastVoteConcurrent(t *testing.T) {
 			}
 		})
 	})
+}
+
+// pollResolver answers a resolution with a polling response and no callback.
+func pollResolver(res Resolution) (json.RawMessage, *NewDelivery, error) {
+	return json.RawMessage(`{"approval_status":"` + res.Status + `"}`), nil, nil
+}
+
+// TestCastVoteKeepsResponseData: a vote's response data is stored and
+// handed to the resolution as sent; a vote without any is stored as {}.
+func TestCastVoteKeepsResponseData(t *testing.T) {
+	ctx := context.Background()
+	f := newPairFixture(t)
+	m := f.approvalMessage(t, 2)
+	now := time.Now()
+
+	res, err := f.s.CastVote(ctx, m.ID, Vote{UserID: f.owner.ID, UserName: "mut0", Action: "approve", RespondedAt: now}, pollResolver)
+	if err != nil || res != nil {
+		t.Fatalf("first vote: resolution %v, error %v; want none, nil", res, err)
+	}
+	data := json.RawMessage(`{"reason":"looks good"}`)
+	res, err = f.s.CastVote(ctx, m.ID, Vote{UserID: f.approver.ID, UserName: "mut1", Action: "approve",
+		ResponseData: data, RespondedAt: now.Add(time.Millisecond)}, pollResolver)
+	if err != nil {
+		t.Fatalf("second vote: %v", err)
+	}
+	if res == nil {
+		t.Fatal("second vote: no resolution, want approved")
+	}
+	if got, want := string(res.Responses), string(data); got != want {
+		t.Errorf("resolution responses = %s, want the deciding vote's %s", got, want)
+	}
+
+	votes, err := f.s.Votes(ctx, []string{m.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := votes[m.ID]
+	if len(got) != 2 {
+		t.Fatalf("stored votes = %+v, want 2", got)
+	}
+	for i, want := range []string{`{}`, string(data)} {
+		if string(got[i].ResponseData) != want {
+			t.Errorf("vote %d (%s) response_data = %s, want %s", i, got[i].UserName, got[i].ResponseData, want)
+		}
+	}
 }

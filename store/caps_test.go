@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/heraldhq/herald/internal/testkit"
 )
 
 // wantLimit checks that err is the *LimitError of a user who has have of
@@ -181,7 +183,7 @@ func TestListPages(t *testing.T) {
 	t.Parallel()
 	forEachBackend(t, func(t *testing.T, dsn string) {
 		ctx := context.Background()
-		clk := &foundationClock{t: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)}
+		clk := testkit.NewClockAt(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
 		s := openFoundation(t, dsn, Options{Now: clk.Now})
 		u := &User{Email: "pages@example.com", Plan: "free"}
 		if err := s.CreateUser(ctx, u); err != nil {

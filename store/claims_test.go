@@ -7,13 +7,15 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/heraldhq/herald/internal/testkit"
 )
 
 // claimFixture is two users, each with a channel and an active device, on a
 // clock that moves a millisecond per message, so that jobs queue in order.
 type claimFixture struct {
 	s                 *Store
-	clk               *foundationClock
+	clk               *testkit.Clock
 	mallory, ann      *User
 	malloryCh, annCh  string
 	malloryDev, annDv string
@@ -22,7 +24,7 @@ type claimFixture struct {
 func newClaimFixture(t *testing.T, dsn string) *claimFixture {
 	t.Helper()
 	ctx := context.Background()
-	f := &claimFixture{clk: &foundationClock{t: time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)}}
+	f := &claimFixture{clk: testkit.NewClockAt(time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC))}
 	f.s = openFoundation(t, dsn, Options{Now: f.clk.Now})
 	for _, who := range []struct {
 		u       **User

@@ -13,11 +13,10 @@ import (
 
 // rowsFixture is a user with two channels on an empty database.
 type rowsFixture struct {
-	s        *Store
-	user     *User
-	kept     *Channel
-	doomed   *Channel // deleted by the tests
-	messages []*Message
+	s      *Store
+	user   *User
+	kept   *Channel
+	doomed *Channel // deleted by the tests
 }
 
 func newRowsFixture(t *testing.T, dsn string) *rowsFixture {

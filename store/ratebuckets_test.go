@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/internal/pgtest"
+	"github.com/heraldhq/herald/internal/testkit"
 )
 
 // TestRateBucketsShared: two stores on one PostgreSQL database (two
@@ -18,7 +19,7 @@ func TestRateBucketsShared(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	dsn := pgtest.NewDatabase(t)
-	clk := &foundationClock{t: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)}
+	clk := testkit.NewClockAt(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
 	a := openFoundation(t, dsn, Options{Now: clk.Now})
 	b := openFoundation(t, dsn, Options{Now: clk.Now})
 
@@ -102,7 +103,7 @@ func TestRateTakesGrouped(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	dsn := pgtest.NewDatabase(t)
-	clk := &foundationClock{t: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)}
+	clk := testkit.NewClockAt(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
 	stores := []*Store{openFoundation(t, dsn, Options{Now: clk.Now}), openFoundation(t, dsn, Options{Now: clk.Now})}
 
 	type answer struct {
@@ -153,7 +154,7 @@ func TestRateTakesGrouped(t *testing.T) {
 func TestRateTakesSizeChange(t *testing.T) {
 	t.Parallel()
 	dsn := pgtest.NewDatabase(t)
-	clk := &foundationClock{t: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)}
+	clk := testkit.NewClockAt(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
 	s := openFoundation(t, dsn, Options{Now: clk.Now})
 
 	take := func(key string, perMinute int) *takeReq {

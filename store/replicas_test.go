@@ -3,12 +3,14 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/heraldhq/herald/internal/pgtest"
+	"github.com/heraldhq/herald/internal/testkit"
 )
 
 // Two stores on one PostgreSQL database are two replicas. These tests hold
@@ -152,15 +154,15 @@ func TestReplicasWakeEachOther(t *testing.T) {
 	if err := a.CreateMessage(ctx, m); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "b's stream feed to pass a's new event", func() bool {
+	testkit.Eventually(t, 30*time.Second, func() error {
 		for {
 			select {
 			case n := <-horizons:
 				if n > start {
-					return true
+					return nil
 				}
 			default:
-				return false
+				return errors.New("b's stream feed has not passed a's new event")
 			}
 		}
 	})
@@ -190,19 +192,6 @@ func drain(c <-chan struct{}) {
 		default:
 			return
 		}
-	}
-}
-
-// waitFor polls cond until it holds, failing after a deadline meant only
-// for something that is not coming.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }
 

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/internal/pgtest"
+	"github.com/heraldhq/herald/internal/testkit"
 )
 
 // searchFixture is a store at path (a SQLite file, or a PostgreSQL URL)
@@ -285,18 +287,16 @@ func TestSearchIndexerBesideTheWriterPostgres(t *testing.T) {
 		_, err := f.s.IndexForSearch(ctx, 1000)
 		indexed <- err
 	}()
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+	testkit.Eventually(t, 10*time.Second, func() error {
 		var waiting int
 		if err := other.QueryRowContext(ctx, "SELECT count(*) FROM pg_locks WHERE NOT granted").Scan(&waiting); err != nil {
 			t.Fatal(err)
 		}
-		if waiting > 0 {
-			break
+		if waiting == 0 {
+			return errors.New("the indexer never waited for the other one's lock")
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("the indexer never waited for the other one's lock")
-		}
-	}
+		return nil
+	})
 
 	// A write once queued waits for its outcome: were the indexer holding
 	// the writer, these would wait for the other indexer's lock.

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"github.com/heraldhq/herald/internal/testkit"
 	"sync"
 	"testing"
 	"time"
@@ -12,14 +13,14 @@ import (
 // active phone, and a channel of theirs.
 type extrasFixture struct {
 	s       *Store
-	clock   *foundationClock
+	clock   *testkit.Clock
 	userID  string
 	channel string
 }
 
 func newExtrasFixture(t *testing.T, dsn string) *extrasFixture {
 	t.Helper()
-	clock := &foundationClock{t: time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)}
+	clock := testkit.NewClockAt(time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC))
 	s := openFoundation(t, dsn, Options{Now: clock.Now})
 	ctx := context.Background()
 	u := &User{Email: "ops@example.com", Plan: "pro"}

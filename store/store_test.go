@@ -11,25 +11,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/heraldhq/herald/internal/testkit"
 )
-
-// foundationClock is a settable clock.
-type foundationClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *foundationClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *foundationClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
 
 // openFoundation opens a store at path and closes it at the end of the test.
 func openFoundation(t *testing.T, path string, opts Options) *Store {
@@ -63,7 +47,7 @@ func TestMigrateFreshDatabase(t *testing.T) {
 		if !IsPostgresURL(dsn) {
 			dsn = filepath.Join(filepath.Dir(dsn), "sub", "dir", "herald.db") // Open creates the directories
 		}
-		clk := &foundationClock{t: time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)}
+		clk := testkit.NewClockAt(time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC))
 		s := openFoundation(t, dsn, Options{Now: clk.Now})
 
 		first, last, files := migrationRange(t, s)
@@ -292,13 +276,12 @@ func holdWriter(t *testing.T, s *Store) (release func()) {
 // waitQueued waits until n writes are queued for the writer.
 func waitQueued(t *testing.T, s *Store, n int) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for len(s.batches) < n {
-		if time.Now().After(deadline) {
-			t.Fatalf("only %d of %d writes queued", len(s.batches), n)
+	testkit.Eventually(t, 10*time.Second, func() error {
+		if q := len(s.batches); q < n {
+			return fmt.Errorf("only %d of %d writes queued", q, n)
 		}
-		time.Sleep(time.Millisecond)
-	}
+		return nil
+	})
 }
 
 func TestGroupCommitIsolatesFailures(t *testing.T) {
@@ -521,7 +504,7 @@ func TestRotateSessionReuse(t *testing.T) {
 	t.Parallel()
 	forEachBackend(t, func(t *testing.T, dsn string) {
 		ctx := context.Background()
-		clk := &foundationClock{t: time.Now().UTC().Truncate(time.Millisecond)}
+		clk := testkit.NewClock()
 		s := openFoundation(t, dsn, Options{Now: clk.Now})
 		u := &User{Email: "s@example.com", Plan: "free"}
 		if err := s.CreateUser(ctx, u); err != nil {
@@ -706,16 +689,12 @@ func TestTokenCacheSeesChanges(t *testing.T) {
 		if err := other.SetUserPlan(ctx, u.ID, "free"); err != nil {
 			t.Fatal(err)
 		}
-		deadline := time.Now().Add(tokenTTL + time.Second)
-		for {
-			if _, plan, _ := st.ChannelByToken(ctx, regen.WebhookToken); plan == "free" {
-				break
+		testkit.Eventually(t, tokenTTL+time.Second, func() error {
+			if _, plan, _ := st.ChannelByToken(ctx, regen.WebhookToken); plan != "free" {
+				return fmt.Errorf("another process's plan change not seen within the cache lifetime: plan %q", plan)
 			}
-			if time.Now().After(deadline) {
-				t.Fatal("another process's plan change not seen within the cache lifetime")
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
+			return nil
+		})
 		// Deleted by another process while cached: the insert says not found.
 		if _, _, err := st.ChannelByToken(ctx, regen.WebhookToken); err != nil {
 			t.Fatal(err)
@@ -749,4 +728,60 @@ func TestNewDatabaseIsPrivate(t *testing.T) {
 			t.Errorf("%s has mode %v, want no access for group and others", name, mode)
 		}
 	}
+}
+
+// pairFixture is a store with an owner, an approver and one channel of the
+// owner's.
+type pairFixture struct {
+	s               *Store
+	owner, approver *User
+	channel         *Channel
+	consented       bool // the channel's rule names both, and both accepted
+}
+
+func newPairFixture(t *testing.T) *pairFixture {
+	t.Helper()
+	ctx := context.Background()
+	s := openFoundation(t, filepath.Join(t.TempDir(), "herald.db"), Options{})
+	f := &pairFixture{s: s}
+	for i, u := range []**User{&f.owner, &f.approver} {
+		*u = &User{Email: fmt.Sprintf("mut%d@example.com", i), Name: fmt.Sprintf("mut%d", i), Plan: "free"}
+		if err := s.CreateUser(ctx, *u); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.channel = &Channel{UserID: f.owner.ID, Name: "deploys"}
+	if err := s.CreateChannel(ctx, f.channel); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// approvalMessage stores a message both users must approve within an hour,
+// on the channel whose rule both accepted.
+func (f *pairFixture) approvalMessage(t *testing.T, required int) *Message {
+	t.Helper()
+	if !f.consented {
+		acceptApprovers(t, f.s, f.channel, f.owner, f.approver)
+		f.consented = true
+	}
+	m := &Message{ChannelID: f.channel.ID, Title: "Deploy?", Priority: "normal",
+		Approval: &ApprovalRule{RequiredCount: required, Approvers: []string{f.owner.ID, f.approver.ID}, WindowSeconds: 3600}}
+	if err := f.s.CreateMessage(context.Background(), m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// lastEventID is the id of userID's newest event, 0 when none.
+func lastEventID(t *testing.T, s *Store, userID string) int64 {
+	t.Helper()
+	events, err := s.EventsAfter(context.Background(), userID, 0, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(events) == 0 {
+		return 0
+	}
+	return events[len(events)-1].ID
 }

@@ -7,6 +7,7 @@ package web_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -175,17 +176,14 @@ func (b *browser) notifications(tag string) []shownNotification {
 // containing text.
 func (b *browser) waitNotification(tag, text string) shownNotification {
 	b.t.Helper()
-	deadline := time.Now().Add(waitTimeout)
-	for {
-		ns := b.notifications(tag)
-		if len(ns) == 1 && strings.Contains(ns[0].Body, text) {
-			return ns[0]
+	var ns []shownNotification
+	testkit.Eventually(b.t, waitTimeout, func() error {
+		if ns = b.notifications(tag); len(ns) != 1 || !strings.Contains(ns[0].Body, text) {
+			return fmt.Errorf("no notification %s with %q; shown: %+v", tag, text, ns)
 		}
-		if time.Now().After(deadline) {
-			b.t.Fatalf("no notification %s with %q; shown: %+v", tag, text, ns)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return nil
+	})
+	return ns[0]
 }
 
 // registrationID returns the DevTools id of the service worker registration
@@ -293,8 +291,8 @@ func (b *browser) clickAction(tag, action string) {
 // message id at path, and returns it as the push service decrypted it.
 func (p *pwa) waitPayload(path, typ, id string) []byte {
 	p.t.Helper()
-	deadline := time.Now().Add(waitTimeout)
-	for {
+	var payload []byte
+	testkit.Eventually(p.t, waitTimeout, func() error {
 		got := p.pushes.Payloads(path)
 		for _, raw := range got {
 			var m struct {
@@ -303,31 +301,28 @@ func (p *pwa) waitPayload(path, typ, id string) []byte {
 			}
 			_ = json.Unmarshal(raw, &m)
 			if m.Type == typ && m.MessageID == id {
-				return raw
+				payload = raw
+				return nil
 			}
 		}
-		if time.Now().After(deadline) {
-			p.t.Fatalf("no %s push about %s for %s among %d", typ, id, path, len(got))
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return fmt.Errorf("no %s push about %s for %s among %d", typ, id, path, len(got))
+	})
+	return payload
 }
 
 func (p *pwa) waitCallback(messageID string) map[string]any {
 	p.t.Helper()
-	deadline := time.Now().Add(waitTimeout)
-	for {
+	var found map[string]any
+	testkit.Eventually(p.t, waitTimeout, func() error {
 		p.mu.Lock()
+		defer p.mu.Unlock()
 		for _, cb := range p.callbacks {
 			if cb["message_id"] == messageID {
-				p.mu.Unlock()
-				return cb
+				found = cb
+				return nil
 			}
 		}
-		p.mu.Unlock()
-		if time.Now().After(deadline) {
-			p.t.Fatalf("no callback for %s", messageID)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return fmt.Errorf("no callback for %s", messageID)
+	})
+	return found
 }

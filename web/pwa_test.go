@@ -18,12 +18,12 @@ package web_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	cdpbrowser "github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/cdproto/cdp"
@@ -48,9 +48,9 @@ func TestPWAInstallable(t *testing.T) {
 		"/icons/icon-512.png":         "image/png",
 		"/icons/maskable-512.png":     "image/png",
 		"/icons/apple-touch-icon.png": "image/png",
-		"/notify.js":                  "text/javascript; charset=utf-8",
-		"/pwa.js":                     "text/javascript; charset=utf-8",
-		"/sw-register.js":             "text/javascript; charset=utf-8",
+		"/js/notify.js":               "text/javascript; charset=utf-8",
+		"/js/pwa.js":                  "text/javascript; charset=utf-8",
+		"/js/sw-register.js":          "text/javascript; charset=utf-8",
 		"/notify.css":                 "text/css; charset=utf-8",
 		"/icons/badge-96.png":         "image/png",
 	} {
@@ -153,7 +153,7 @@ func TestPWANotifications(t *testing.T) {
 	b.waitFor("this browser marked", `!!document.querySelector(`+js(`tr[data-device-id="`+devID+`"] .this-browser`)+`)`)
 	b.waitFor("the control, on after a reload", `document.querySelector("#notifications-control").dataset.state === "on"`)
 	b.screenshot("control-on")
-	if got := awaitJS[string](b, `import("/notify.js").then((n) => n.thisBrowserDeviceId())`); got != devID {
+	if got := awaitJS[string](b, `import("/js/notify.js").then((n) => n.thisBrowserDeviceId())`); got != devID {
 		t.Errorf("thisBrowserDeviceId() = %q, want %q", got, devID)
 	}
 
@@ -222,13 +222,12 @@ func TestPWANotifications(t *testing.T) {
 	}
 
 	// Offline: the shell comes from the cache, and says so.
-	deadline := time.Now().Add(waitTimeout)
-	for !awaitJS[bool](b, `caches.open("herald-shell-v1").then(async (c) => !!(await c.match("/")) && !!(await c.match("/js/app.js")) && !!(await c.match("/notify.js")))`) {
-		if time.Now().After(deadline) {
-			t.Fatal("the service worker kept no shell")
+	testkit.Eventually(t, waitTimeout, func() error {
+		if !awaitJS[bool](b, `caches.open("herald-shell-v1").then(async (c) => !!(await c.match("/")) && !!(await c.match("/js/app.js")) && !!(await c.match("/js/notify.js")))`) {
+			return errors.New("the service worker kept no shell")
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return nil
+	})
 	// The server goes away: no listener, and the open connections (the
 	// live stream) cut.
 	e.srv.Listener.Close()

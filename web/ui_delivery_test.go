@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/delivery"
+	"github.com/heraldhq/herald/internal/testkit"
 	"github.com/heraldhq/herald/netguard"
 )
 
@@ -48,17 +49,12 @@ func TestUIDeliveryLog(t *testing.T) {
 	if st, body := e.api(http.MethodPost, "/v1/messages/"+id+"/respond", tok, map[string]string{"action": "yes"}); st != 200 {
 		t.Fatalf("respond: %d %v", st, body)
 	}
-	deadline := time.Now().Add(waitTimeout)
-	for {
-		d, _ := e.apiMessage(tok, id)["delivery"].(map[string]any)
-		if d != nil && d["state"] == "failed" {
-			break
+	testkit.Eventually(t, waitTimeout, func() error {
+		if d, _ := e.apiMessage(tok, id)["delivery"].(map[string]any); d == nil || d["state"] != "failed" {
+			return fmt.Errorf("the callback never dead-lettered: %v", d)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the callback never dead-lettered: %v", d)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return nil
+	})
 
 	b.signIn(adaEmail, adaPassword)
 	b.openView("messages")
@@ -106,17 +102,12 @@ func TestUIDeliveryLog(t *testing.T) {
 	if !strings.Contains(b.lastDialog(), "Send this callback again") {
 		t.Errorf("Redeliver asked %q", b.lastDialog())
 	}
-	deadline = time.Now().Add(waitTimeout)
-	for {
-		d, _ := e.apiMessage(tok, id)["delivery"].(map[string]any)
-		if d != nil && d["state"] == "delivered" {
-			break
+	testkit.Eventually(t, waitTimeout, func() error {
+		if d, _ := e.apiMessage(tok, id)["delivery"].(map[string]any); d == nil || d["state"] != "delivered" {
+			return fmt.Errorf("the redelivery never arrived: %v", d)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the redelivery never arrived: %v", d)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return nil
+	})
 	b.reload()
 	b.waitView("messages")
 	b.waitFor("delivered", `!!document.querySelector(`+js(sel+" .delivery-summary")+`) && `+loaded())

@@ -60,8 +60,19 @@ type env struct {
 // base_url pointing at the test server (so webhook_url values work).
 func newEnv(t *testing.T, configure ...func(*config.Config)) *env {
 	t.Helper()
+	return newEnvClock(t, nil, configure...)
+}
+
+// newEnvClock is newEnv whose store, rules and server read clk (the real
+// time when clk is nil): a test that needs time to pass moves it.
+func newEnvClock(t *testing.T, clk *testkit.Clock, configure ...func(*config.Config)) *env {
+	t.Helper()
+	now := time.Now
+	if clk != nil {
+		now = clk.Now
+	}
 	dir := t.TempDir()
-	st, err := store.Open(context.Background(), filepath.Join(dir, "herald.db"), store.Options{})
+	st, err := store.Open(context.Background(), filepath.Join(dir, "herald.db"), store.Options{Now: now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,9 +88,11 @@ func newEnv(t *testing.T, configure ...func(*config.Config)) *env {
 	for _, f := range configure {
 		f(&cfg)
 	}
-	svc := service.New(st, service.OptionsFrom(cfg))
+	opts := service.OptionsFrom(cfg)
+	opts.Now = now
+	svc := service.New(st, opts)
 	s := server.New(server.Options{Config: cfg, Store: st, Service: svc, Logger: slog.New(slog.DiscardHandler),
-		Version: "test", UI: web.Handler()})
+		Version: "test", UI: web.Handler(), Now: now})
 	jobs := schedule.New(slog.New(slog.DiscardHandler))
 	svc.Schedule(jobs)
 	s.Schedule(jobs)
@@ -383,21 +396,30 @@ func awaitJS[T any](b *browser, expr string) T {
 func (b *browser) waitFor(what, cond string) {
 	b.t.Helper()
 	expr := `(() => { try { return !!(` + cond + `); } catch (e) { return false; } })()`
-	deadline := time.Now().Add(waitTimeout)
-	var lastErr error
-	for {
+	testkit.Eventually(withPageState{b.t, b}, waitTimeout, func() error {
 		ctx, cancel := context.WithTimeout(b.ctx, 2*time.Second)
 		ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](expr))
 		cancel()
 		if err == nil && ok {
-			return
+			return nil
 		}
-		lastErr = err
-		if b.ctx.Err() != nil || time.Now().After(deadline) {
-			b.t.Fatalf("timed out waiting for %s (%s); last error: %v\npage state: %s", what, cond, lastErr, b.state())
+		if b.ctx.Err() != nil {
+			b.t.Fatalf("the browser went away waiting for %s (%s): %v\npage state: %s", what, cond, b.ctx.Err(), b.state())
 		}
-		time.Sleep(25 * time.Millisecond)
-	}
+		return fmt.Errorf("waiting for %s (%s); last error: %v", what, cond, err)
+	})
+}
+
+// withPageState fails a test as its TB does, with the page's state added
+// to the message.
+type withPageState struct {
+	testing.TB
+	b *browser
+}
+
+func (w withPageState) Fatalf(format string, args ...any) {
+	w.Helper()
+	w.TB.Fatalf(format+"\npage state: %s", append(args, w.b.state())...)
 }
 
 // state describes the page for failure messages.

@@ -304,7 +304,7 @@ func TestUIReorder(t *testing.T) {
 }
 
 // TestUINotificationsModule: the page mounts the browser-notifications
-// module (notify.js) at its places outside the devices view, which the
+// module (js/notify.js) at its places outside the devices view, which the
 // installable-app tests (pwa_test.go) cover with "this browser": the hint
 // after sign-in and the control on the account page.
 func TestUINotificationsModule(t *testing.T) {

@@ -6,6 +6,7 @@ package web_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/delivery"
+	"github.com/heraldhq/herald/internal/testkit"
 	"github.com/heraldhq/herald/netguard"
 	"github.com/heraldhq/herald/store"
 )
@@ -381,26 +383,22 @@ func TestUIMessagesRespond(t *testing.T) {
 	if got := fmt.Sprint(result["responses"]); got != fmt.Sprint(wantResponses) {
 		t.Errorf("poll result.responses = %s, want %s", got, fmt.Sprint(wantResponses))
 	}
-	deadline := time.Now().Add(waitTimeout)
-	for {
+	var cb map[string]any
+	testkit.Eventually(t, waitTimeout, func() error {
 		mu.Lock()
-		var got map[string]any
+		defer mu.Unlock()
 		for _, c := range callbacks {
 			if c["message_id"] == formID {
-				got = c
+				cb = c
 			}
 		}
-		mu.Unlock()
-		if got != nil {
-			if got["event"] != "response.received" || got["triggered_by"] != "explain" || fmt.Sprint(got["responses"]) != fmt.Sprint(wantResponses) {
-				t.Errorf("callback = %v, want response.received by explain with %v", got, wantResponses)
-			}
-			break
+		if cb == nil {
+			return errors.New("no callback for the form's answer")
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("no callback for the form's answer")
-		}
-		time.Sleep(25 * time.Millisecond)
+		return nil
+	})
+	if cb["event"] != "response.received" || cb["triggered_by"] != "explain" || fmt.Sprint(cb["responses"]) != fmt.Sprint(wantResponses) {
+		t.Errorf("callback = %v, want response.received by explain with %v", cb, wantResponses)
 	}
 	b.waitFor("status already_read", statusJS(formID, "already_read")+" && "+loaded())
 	mustErrorEmpty(b)

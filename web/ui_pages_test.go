@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/heraldhq/herald/config"
+	"github.com/heraldhq/herald/internal/testkit"
 )
 
 // visibleTurnOnJS counts the visible buttons that turn notifications on.
@@ -81,7 +82,8 @@ func TestUINotificationsPages(t *testing.T) {
 // answered but not fetched in time; and, for a sender with a callback (who
 // was sent the answer), answered.
 func TestUIAnswerWords(t *testing.T) {
-	e := newEnv(t, func(c *config.Config) { c.Polling.ResponseTTL = config.Duration{Duration: 2 * time.Second} })
+	clk := testkit.NewClock()
+	e := newEnvClock(t, clk, func(c *config.Config) { c.Polling.ResponseTTL = config.Duration{Duration: time.Minute} })
 	e.addUser(adaEmail, adaPassword)
 	b := newBrowser(t, e)
 	tok := e.token(adaEmail, adaPassword)
@@ -102,7 +104,7 @@ func TestUIAnswerWords(t *testing.T) {
 	}
 	late := ask("Never fetched", map[string]any{})
 	called := ask("Called back", map[string]any{"callback_url": "https://hooks.example.com/deploy"})
-	time.Sleep(2500 * time.Millisecond) // the answers not fetched expire
+	clk.Advance(time.Minute + time.Second) // the answers not fetched expire
 	fresh := ask("Just answered", map[string]any{})
 
 	b.signIn(adaEmail, adaPassword)

@@ -10,7 +10,8 @@
 
 const SHELL_CACHE = 'herald-shell-v1';
 // The device this browser registered (id and the worker token that lets
-// this worker hand in a rotated subscription), written by notify.js.
+// this worker hand in a rotated subscription), written by the page
+// (js/sw-register.js).
 const DEVICE_CACHE = 'herald-device';
 const DEVICE_KEY = '/__herald/device';
 const ICON = '/icons/icon-192.png';

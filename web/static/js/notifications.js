@@ -1,11 +1,10 @@
-// The one place that reaches the browser-notifications module (notify.js,
-// served beside index.html). It is imported when first needed, and a
-// browser that cannot load it (or a page without it) gets a page whose
-// every call here does nothing, instead of no page at all.
+// The one place that reaches the browser-notifications module (notify.js).
+// It is imported when first needed, and a browser that cannot load it gets
+// a page whose every call here does nothing, instead of no page at all.
 let loaded = null;
 
 function notify() {
-  if (!loaded) loaded = import('/notify.js').catch(() => null);
+  if (!loaded) loaded = import('./notify.js').catch(() => null);
   return loaded;
 }
 

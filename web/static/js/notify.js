@@ -1,7 +1,8 @@
 // Notifications in this browser: the control that turns Web Push on and
 // off, the hint shown after sign-in, and which device is this browser.
-// A native ES module with its own API calls (session cookie + CSRF header),
-// independent of the rest of the page's code.
+// Loaded by notifications.js when first needed; its calls go through the
+// page's one API client.
+import { api, enc } from './api.js';
 import { registerServiceWorker, storedDevice, storeDevice } from './sw-register.js';
 
 const HINT_KEY = 'herald.notifications.hint-dismissed';
@@ -16,44 +17,6 @@ const UNREACHABLE = 'This browser could not reach its push service within 10 sec
   'Apple for Safari): this device needs internet access to it, and Herald must be open over https. Check the connection and try again.';
 
 let hintRoot = null; // where the hint is shown, cleared once notifications are on
-
-// ---- API ----
-
-function cookie(name) {
-  for (const part of document.cookie.split(';')) {
-    const [k, ...v] = part.trim().split('=');
-    if (k === name) {
-      try {
-        return decodeURIComponent(v.join('='));
-      } catch (_) {
-        return v.join('=');
-      }
-    }
-  }
-  return '';
-}
-
-async function api(method, path, body) {
-  const init = { method, credentials: 'same-origin', headers: { Accept: 'application/json' } };
-  if (method !== 'GET') init.headers['X-CSRF-Token'] = cookie('herald_csrf');
-  if (body !== undefined) {
-    init.headers['Content-Type'] = 'application/json';
-    init.body = JSON.stringify(body);
-  }
-  const res = await fetch(path, init);
-  let data = null;
-  try {
-    data = await res.json();
-  } catch (_) {
-    data = null;
-  }
-  if (!res.ok) {
-    const err = new Error((data && data.message) || `Request failed (HTTP ${res.status}).`);
-    err.status = res.status;
-    throw err;
-  }
-  return data;
-}
 
 // ---- state ----
 
@@ -168,7 +131,7 @@ async function turnOff() {
   if (sub) await sub.unsubscribe().catch(() => false);
   if (dev && dev.id) {
     try {
-      await api('DELETE', `/v1/devices/${encodeURIComponent(dev.id)}`);
+      await api('DELETE', `/v1/devices/${enc(dev.id)}`);
     } catch (err) {
       if (err.status !== 404) throw err;
     }

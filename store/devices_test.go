@@ -10,7 +10,7 @@ import (
 // another.
 func TestRegisterDeviceTwice(t *testing.T) {
 	ctx := context.Background()
-	f := newMutFixture(t)
+	f := newPairFixture(t)
 	first := &Device{UserID: f.owner.ID, Platform: "web", Name: "Firefox", PushToken: "https://push.example.com/sub/2"}
 	if err := f.s.RegisterDevice(ctx, first); err != nil {
 		t.Fatal(err)
