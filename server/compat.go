@@ -3,6 +3,8 @@ package server
 import (
 	"net/http"
 	"strings"
+
+	"github.com/heraldhq/herald/ntfy"
 )
 
 // The ntfy and Gotify front doors live on Herald's base URL, beside the web
@@ -57,17 +59,17 @@ func (s *Server) serveCompat(w http.ResponseWriter, r *http.Request) bool {
 		case ntfyPublishVerbs[last] && (write || r.Method == http.MethodGet):
 			s.handleNtfyPublish(w, r, segs[0], "")
 			return true
-		case write && ntfySequenceID(last):
+		case write && ntfy.ValidID(last):
 			s.handleNtfyPublish(w, r, segs[0], last)
 			return true
-		case r.Method == http.MethodDelete && ntfySequenceID(last):
+		case r.Method == http.MethodDelete && ntfy.ValidID(last):
 			s.handleNtfyClear(w, r, segs[0], last, "delete")
 			return true
 		}
 	case 3:
 		// PUT /<topic>/<sequence id>/clear (or /read) marks the
 		// notification read and clears it, as ntfy does.
-		if write && ntfySequenceID(segs[1]) && (segs[2] == "clear" || segs[2] == "read") {
+		if write && ntfy.ValidID(segs[1]) && (segs[2] == "clear" || segs[2] == "read") {
 			s.handleNtfyClear(w, r, segs[0], segs[1], "clear")
 			return true
 		}
@@ -82,22 +84,7 @@ func ntfyTopics(seg string) bool {
 		return false
 	}
 	for t := range strings.SplitSeq(seg, ",") {
-		if !ntfySequenceID(t) {
-			return false
-		}
-	}
-	return true
-}
-
-// ntfySequenceID reports whether s is in ntfy's topic and sequence id
-// alphabet: letters, digits, - and _, 1-64 long.
-func ntfySequenceID(s string) bool {
-	if s == "" || len(s) > 64 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_') {
+		if !ntfy.ValidID(t) {
 			return false
 		}
 	}

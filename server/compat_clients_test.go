@@ -40,7 +40,7 @@ func wantStored(t *testing.T, m *store.Message, x service.Extras, title, body, p
 	if m.Title != title || m.Body != body || m.Priority != priority {
 		t.Fatalf("stored %q / %q / %q, want %q / %q / %q", m.Title, m.Body, m.Priority, title, body, priority)
 	}
-	if extrasStored && (!reflect.DeepEqual(x.Tags, tags) || x.Click != click || x.Markdown != markdown) {
+	if !reflect.DeepEqual(x.Tags, tags) || x.Click != click || x.Markdown != markdown {
 		t.Fatalf("stored tags %q, click %q, markdown %v; want %q, %q, %v", x.Tags, x.Click, x.Markdown, tags, click, markdown)
 	}
 }
@@ -124,7 +124,7 @@ func TestReplayHomeAssistantNtfy(t *testing.T) {
 	}
 	m, x := onlyMessage(t, e, u, chID)
 	wantStored(t, m, x, "Laundry", "The **washing machine** is done", "high", []string{"👕"}, "https://ha.lan/lovelace/0", true)
-	if extrasStored && x.SequenceID != "laundry" {
+	if x.SequenceID != "laundry" {
 		t.Fatalf("stored sequence %q", x.SequenceID)
 	}
 }
@@ -186,7 +186,7 @@ func TestAppriseNtfy(t *testing.T) {
 	m, x := onlyMessage(t, e, u, chID)
 	// (Apprise sorts the tags it is given.)
 	wantStored(t, m, x, "Disk nearly full", "/srv at 93%", "high", []string{"nas", "⚠️"}, "https://nas.lan/storage", false)
-	if extrasStored && x.NtfyPriority != 5 {
+	if x.NtfyPriority != 5 {
 		t.Fatalf("stored ntfy priority %d, want 5", x.NtfyPriority)
 	}
 }

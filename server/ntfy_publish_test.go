@@ -20,13 +20,6 @@ import (
 	"github.com/heraldhq/herald/store"
 )
 
-// extrasStored says whether service.Send stores a message's extras
-// (tags, click, icon, attachment, markdown, sequence, ntfy priority),
-// schedule and flags, and whether CheckSend accepts http actions. Until it
-// does, the front door tests check those only in the ntfy answer; set it
-// to true when it does, and they check what is stored too.
-const extrasStored = false
-
 // rawCall is a request exactly as a sender makes it (not through testkit,
 // which adds a JSON Content-Type and holds answers to Herald's own API
 // document): it returns the status, headers and body.
@@ -146,12 +139,10 @@ func TestNtfyPublish(t *testing.T) {
 		if !reflect.DeepEqual(acts, []service.Action{{Type: "url", Label: "Open NAS", Value: "https://nas.lan/ui"}}) {
 			t.Fatalf("stored actions %s: want the view action as a url action, the copy action left out", sm.Actions)
 		}
-		if extrasStored {
-			wantX := service.Extras{Tags: []string{"💾", "nas"}, Click: "https://nas.lan/", Icon: "https://nas.lan/i.png",
-				Attach: "https://nas.lan/shot.jpg", Markdown: true, SequenceID: "backup-1", NtfyPriority: 5}
-			if !reflect.DeepEqual(x, wantX) || sm.SequenceID != "backup-1" {
-				t.Fatalf("stored extras %+v (sequence %q), want %+v", x, sm.SequenceID, wantX)
-			}
+		wantX := service.Extras{Tags: []string{"💾", "nas"}, Click: "https://nas.lan/", Icon: "https://nas.lan/i.png",
+			Attach: "https://nas.lan/shot.jpg", Markdown: true, SequenceID: "backup-1", NtfyPriority: 5}
+		if !reflect.DeepEqual(x, wantX) || sm.SequenceID != "backup-1" {
+			t.Fatalf("stored extras %+v (sequence %q), want %+v", x, sm.SequenceID, wantX)
 		}
 	})
 }
@@ -209,7 +200,7 @@ func TestNtfyPublishSequencePath(t *testing.T) {
 	if m.SequenceID != "job-42" {
 		t.Fatalf("answer sequence_id %q, want job-42", m.SequenceID)
 	}
-	if sm, x := storedExtras(t, e, m.ID); extrasStored && (x.SequenceID != "job-42" || sm.SequenceID != "job-42") {
+	if sm, x := storedExtras(t, e, m.ID); x.SequenceID != "job-42" || sm.SequenceID != "job-42" {
 		t.Fatalf("stored sequence %q / %q", x.SequenceID, sm.SequenceID)
 	}
 }
@@ -232,10 +223,8 @@ func TestNtfyPublishJSON(t *testing.T) {
 		if sm.Title != "web Down" || sm.Body != "timeout" || sm.Priority != "high" {
 			t.Fatalf("stored %q / %q / %q", sm.Title, sm.Body, sm.Priority)
 		}
-		if extrasStored {
-			if !reflect.DeepEqual(x.Tags, []string{"🔴", "env: prod"}) || sm.DeliverAt == nil {
-				t.Fatalf("stored tags %q, deliver at %v", x.Tags, sm.DeliverAt)
-			}
+		if !reflect.DeepEqual(x.Tags, []string{"🔴", "env: prod"}) || sm.DeliverAt == nil {
+			t.Fatalf("stored tags %q, deliver at %v", x.Tags, sm.DeliverAt)
 		}
 		// PUT works as POST; an empty message is "triggered".
 		m, _ = ntfyPublish(t, e, 200, "PUT", "/", []byte(`{"topic":"`+token+`"}`))
