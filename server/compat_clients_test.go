@@ -224,7 +224,7 @@ func TestShoutrrrNtfy(t *testing.T) {
 // shoutrrr's Gotify sender checks the token's shape before it sends: 15
 // characters starting with "A", as Gotify makes them. A Herald webhook
 // token is 32 characters, so Watchtower's gotify:// cannot carry one
-// (docs/ntfy-gotify.md says to use ntfy:// with Watchtower). If shoutrrr
+// (docs/ntfy-and-gotify.md says to use ntfy:// with Watchtower). If shoutrrr
 // drops the check, this test fails: the docs are then to be updated.
 func TestShoutrrrGotifyRefusesWebhookTokens(t *testing.T) {
 	e := newTestEnv(t)

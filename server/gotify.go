@@ -17,7 +17,7 @@ import (
 	"github.com/heraldhq/herald/store"
 )
 
-// Gotify's publish front door (docs/ntfy-gotify.md): POST /message with a
+// Gotify's publish front door (docs/ntfy-and-gotify.md): POST /message with a
 // channel's webhook token as the application token. The message goes
 // through the same rules, limits and rate limit as POST /v1/send/<token>.
 

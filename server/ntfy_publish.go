@@ -15,7 +15,7 @@ import (
 	"github.com/heraldhq/herald/store"
 )
 
-// ntfy's publish front door (docs/ntfy-gotify.md). The topic is a
+// ntfy's publish front door (docs/ntfy-and-gotify.md). The topic is a
 // channel's webhook token: ntfy senders publish to /<token> as they would
 // to a topic, and the message goes through the same rules, limits and rate
 // limit as POST /v1/send/<token>. A 200 means it is committed.
