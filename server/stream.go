@@ -50,11 +50,12 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request, _ httprout
 		return newError(http.StatusServiceUnavailable, "server_busy", "the server is shutting down; reconnect in a moment")
 	}
 	defer sub.Close()
-	ls := s.newLiveStream(w, r, who, sub, after)
+	out := newSSEOut(w)
+	ls := s.newLiveStream(out, r, who, sub, after)
 	// A stream outlives the server's write timeout: each write gets its
 	// own (arm), and so does the end of the response.
-	ls.arm()
-	defer ls.arm()
+	out.arm()
+	defer out.arm()
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
@@ -82,7 +83,7 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request, _ httprout
 			"message": "events after Last-Event-ID are no longer kept; what is kept follows; reload to see everything"})
 		fmt.Fprintf(w, "event: %s\ndata: %s\n\n", eventReset, b)
 	}
-	if err := ls.rc.Flush(); err != nil {
+	if err := out.flush(); err != nil {
 		return nil
 	}
 	if err := ls.catchUp(ctx, pos); err != nil {
