@@ -3,7 +3,6 @@ package server
 import (
 	"crypto/subtle"
 	"encoding/base64"
-	"errors"
 	"net/http"
 	"strings"
 	"time"
@@ -106,20 +105,10 @@ func (s *Server) ntfyPassword(w http.ResponseWriter, r *http.Request, email, pas
 	if !s.cfg.Auth.LocalPasswords {
 		return nil, errNtfyUnauthorized("passwords are turned off on this server: use an API key as the password")
 	}
-	account, address := strings.ToLower(strings.TrimSpace(email)), clientKey(r)
-	giveBack, refused := s.signins.reserve(account, address)
-	if refused != nil {
-		return nil, errThrottled(w, refused)
-	}
-	u, err := s.verifyPassword(r, email, password)
-	if errors.Is(err, errWrongPassword) {
-		return nil, errNtfyUnauthorized("wrong email or password")
-	}
-	giveBack()
+	u, err := s.throttledPassword(w, r, email, password)
 	if err != nil {
-		return nil, passwordCheckError(w, err)
+		return nil, err
 	}
-	s.signins.succeeded(account, address)
 	return &ntfyReader{who: &principal{user: u}, cred: service.Credential{Kind: service.CredentialPassword}, hash: u.PasswordHash}, nil
 }
 
@@ -147,12 +136,7 @@ func (s *Server) ntfyStillReads(r *http.Request, rd *ntfyReader) (bool, time.Tim
 // for Basic credentials. Internal errors are logged and hidden, as
 // writeError does.
 func (s *Server) writeNtfyError(w http.ResponseWriter, r *http.Request, err error) {
-	ae, ok := asAPIError(err)
-	if !ok {
-		s.log.ErrorContext(r.Context(), "internal error", "request_id", requestID(r.Context()),
-			"method", r.Method, "path", redactPath(r.URL.Path), "err", err)
-		ae = newError(http.StatusInternalServerError, "internal_error", "internal error")
-	}
+	ae := s.shownError(r, err)
 	if ae.status == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", ntfyRealm)
 	}

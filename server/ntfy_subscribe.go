@@ -257,13 +257,9 @@ func (s *Server) ntfyLive(w http.ResponseWriter, r *http.Request, rd *ntfyReader
 		return err
 	}
 	defer release()
-	sub, pos, err := s.hub.Subscribe(ctx, rd.who.user.ID)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil
-		}
-		w.Header().Set("Retry-After", "1")
-		return newError(http.StatusServiceUnavailable, "server_busy", "the server is shutting down; reconnect in a moment")
+	sub, pos, err := s.subscribeHub(w, r, rd.who)
+	if sub == nil {
+		return err
 	}
 	defer sub.Close()
 	ls := s.newLiveStream(out, r, rd.who, sub, after)
