@@ -65,3 +65,27 @@ func TestNtfySequencesAndSchedule(t *testing.T) {
 		t.Fatalf("event id %s does not read back", strconv.FormatInt(1<<40, 10))
 	}
 }
+
+// TestNtfySeveralTopics: one subscription to two channels names each
+// line's channel by the token the client used, and skips other channels.
+func TestNtfySeveralTopics(t *testing.T) {
+	t.Parallel()
+	f := ntfySetup(t)
+	_, second := streamChannel(f.env, f.ann, "second")
+	_, third := streamChannel(f.env, f.ann, "not subscribed")
+	c := ntfyOpen(f.env, "/"+f.token+","+second+"/json", f.auth)
+	if open := c.next(); open.str("topic") != f.token+","+second {
+		t.Fatalf("open %v, want both topics", open)
+	}
+	streamSend(f.env, third, "elsewhere")
+	id := streamSend(f.env, second, "to the second")
+	l := c.next()
+	wantLine(t, l, ntfy.EventMessage, id)
+	if l.str("topic") != second {
+		t.Fatalf("topic %q, want the second channel's token", l.str("topic"))
+	}
+	id = streamSend(f.env, f.token, "to the first")
+	if l := c.next(); l.str("sequence_id") != id || l.str("topic") != f.token {
+		t.Fatalf("line %v, want the first channel's message under its token", l)
+	}
+}
