@@ -6,6 +6,7 @@
 #   STREAMS="10 1000" USERS="1" bash bench/fanout.sh
 #   PREV=<git ref> bash bench/fanout.sh         # compare with another commit
 #   ROUNDS=2 bash bench/fanout.sh               # every pair twice
+#   NTFY=1 bash bench/fanout.sh                 # also this build's ntfy JSON subscriptions
 #
 # Each run starts a fresh server on a copy of one prepared database (100
 # users, an API key and a channel each), opens the streams, weighs them idle,
@@ -21,6 +22,7 @@ cd "$root"
 streams_list=${STREAMS:-"10 200 1000 5000"}
 users_list=${USERS:-"1 100"}
 rounds=${ROUNDS:-1}
+ntfy=${NTFY:-0}
 rate=${RATE:-50}
 duration=${DURATION:-8s}
 prev=${PREV:-$(git merge-base HEAD main)}
@@ -68,10 +70,12 @@ log_level = "warn"
 [plans.free]
 send_per_minute = 100000000
 api_per_minute  = 100000000
+max_streams     = 100000
 
 [plans.pro]
 send_per_minute = 100000000
 api_per_minute  = 100000000
+max_streams     = 100000
 EOF
 }
 
@@ -121,13 +125,17 @@ for round in $(seq "$rounds"); do
 			order="prev new"
 			if ((flip % 2)); then order="new prev"; fi
 			flip=$((flip + 1))
+			# ntfy: this build again, its streams ntfy JSON subscriptions.
+			if [[ $ntfy == 1 ]]; then order="$order ntfy"; fi
 			for which in $order; do
 				rm -rf "$tmp/run"
 				cp -r "$tmp/template" "$tmp/run"
-				start "$tmp/herald-$which" "$tmp/run"
+				binary=$which flags=()
+				if [[ $which == ntfy ]]; then binary=new flags=(-ntfy); fi
+				start "$tmp/herald-$binary" "$tmp/run"
 				echo "round $round: $which, $n streams of $users users..." >&2
 				"$tmp/fanout" -url "$base" -pid "$herald_pid" -users "$tmp/users.txt" -n-users "$users" \
-					-streams "$n" -rate "$rate" -duration "$duration" -label "$which" | tee -a "$out"
+					-streams "$n" -rate "$rate" -duration "$duration" -label "$which" "${flags[@]}" | tee -a "$out"
 				stop_herald
 			done
 		done

@@ -26,6 +26,10 @@ type Frame struct {
 	ID   int64 // the event id; a user's frames come in increasing id order
 	User string
 	Data []byte
+	// Meta is what the Loader knows of the event beyond Data, for
+	// subscribers that write it in another format; the hub passes it on
+	// untouched.
+	Meta any
 }
 
 // Feed reports how far the event log is committed.

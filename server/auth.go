@@ -33,8 +33,12 @@ func (s *Server) authenticate(r *http.Request) (*principal, error) {
 	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(token) == "" {
 		return nil, errInvalidToken("the Authorization header must be: Bearer <token>")
 	}
-	token = strings.TrimSpace(token)
-	ctx := r.Context()
+	return s.tokenPrincipal(r.Context(), strings.TrimSpace(token))
+}
+
+// tokenPrincipal resolves a bearer token: an API key or a session's access
+// token.
+func (s *Server) tokenPrincipal(ctx context.Context, token string) (*principal, error) {
 	if strings.HasPrefix(token, service.APIKeyPrefix) {
 		k, u, err := s.st.APIKeyByHash(ctx, store.HashToken(token))
 		if errors.Is(err, store.ErrNotFound) {

@@ -122,12 +122,18 @@ func (s *Server) checkPassword(w http.ResponseWriter, r *http.Request) (*store.U
 	if strings.TrimSpace(req.Email) == "" || req.Password == "" {
 		return nil, errInvalidPayload("email and password are required")
 	}
-	account, address := strings.ToLower(strings.TrimSpace(req.Email)), clientKey(r)
+	return s.throttledPassword(w, r, req.Email, req.Password)
+}
+
+// throttledPassword returns the user that email and password sign in,
+// with the failed attempts throttled (see signin_throttle.go).
+func (s *Server) throttledPassword(w http.ResponseWriter, r *http.Request, email, password string) (*store.User, error) {
+	account, address := strings.ToLower(strings.TrimSpace(email)), clientKey(r)
 	giveBack, refused := s.signins.reserve(account, address)
 	if refused != nil {
 		return nil, errThrottled(w, refused)
 	}
-	u, err := s.verifyPassword(r, req.Email, req.Password)
+	u, err := s.verifyPassword(r, email, password)
 	if errors.Is(err, errWrongPassword) {
 		return nil, errInvalidToken("wrong email or password")
 	}

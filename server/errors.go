@@ -48,13 +48,20 @@ func errNotFound(format string, args ...any) *apiError {
 // that is not a client's error (asAPIError) is logged with the request id
 // and shown only as internal_error.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	ae := s.shownError(r, err)
+	writeJSON(w, ae.status, map[string]string{"error": ae.code, "message": ae.message})
+}
+
+// shownError is err as the client is shown it; an internal error is
+// logged here and shown as internal_error.
+func (s *Server) shownError(r *http.Request, err error) *apiError {
 	ae, ok := asAPIError(err)
 	if !ok {
 		s.log.ErrorContext(r.Context(), "internal error", "request_id", requestID(r.Context()),
 			"method", r.Method, "path", redactPath(r.URL.Path), "err", err)
 		ae = newError(http.StatusInternalServerError, "internal_error", "internal error")
 	}
-	writeJSON(w, ae.status, map[string]string{"error": ae.code, "message": ae.message})
+	return ae
 }
 
 // asAPIError is how err is shown to the client: an *apiError, a rule's

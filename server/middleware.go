@@ -167,7 +167,7 @@ func (s *Server) securityHeaders(h http.Header) {
 func redactPath(p string) string {
 	segs := strings.Split(p, "/")
 	// The webhook routes: /v1/send/{token}, /v1/callback/{token}/...,
-	// /v1/webhook/{source}/{token}.
+	// /v1/webhook/{source}/{token}; and ntfy's answer capabilities.
 	if len(segs) >= 4 && segs[0] == "" && segs[1] == "v1" {
 		switch segs[2] {
 		case "send", "callback":
@@ -176,6 +176,10 @@ func redactPath(p string) string {
 			}
 		case "webhook":
 			if len(segs) >= 5 && segs[4] != "" {
+				segs[4] = "REDACTED"
+			}
+		case "ntfy": // /v1/ntfy/answer/{capability}
+			if len(segs) >= 5 && segs[3] == "answer" && segs[4] != "" {
 				segs[4] = "REDACTED"
 			}
 		}

@@ -72,6 +72,7 @@ func (s *Server) routes() {
 	s.authed(del, "/v1/messages/:id", s.handleDeleteMessage)
 	s.authed(post, "/v1/messages/:id/respond", s.handleRespond)
 	s.serviceWorker(post, "/v1/messages/:id/notification-response", s.handleNotificationResponse)
+	s.public(post, "/v1/ntfy/answer/:capability", s.handleNtfyAnswer)
 	s.authed(get, "/v1/messages/:id/deliveries", s.handleDeliveries)
 	s.authed(post, "/v1/messages/:id/redeliver", s.handleRedeliver)
 

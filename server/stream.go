@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/julienschmidt/httprouter"
+
+	"github.com/heraldhq/herald/hub"
 )
 
 func (s *Server) handleVAPIDKey(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
@@ -41,20 +43,17 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request, _ httprout
 	}
 	// Before the first read: every event after pos arrives from the hub,
 	// every one up to pos is read here, and none is lost in between.
-	sub, pos, err := s.hub.Subscribe(ctx, who.user.ID)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil
-		}
-		w.Header().Set("Retry-After", "1")
-		return newError(http.StatusServiceUnavailable, "server_busy", "the server is shutting down; reconnect in a moment")
+	sub, pos, err := s.subscribeHub(w, r, who)
+	if sub == nil {
+		return err
 	}
 	defer sub.Close()
-	ls := s.newLiveStream(w, r, who, sub, after)
+	out := newSSEOut(w)
+	ls := s.newLiveStream(out, r, who, sub, after)
 	// A stream outlives the server's write timeout: each write gets its
 	// own (arm), and so does the end of the response.
-	ls.arm()
-	defer ls.arm()
+	out.arm()
+	defer out.arm()
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
@@ -82,7 +81,7 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request, _ httprout
 			"message": "events after Last-Event-ID are no longer kept; what is kept follows; reload to see everything"})
 		fmt.Fprintf(w, "event: %s\ndata: %s\n\n", eventReset, b)
 	}
-	if err := ls.rc.Flush(); err != nil {
+	if err := out.flush(); err != nil {
 		return nil
 	}
 	if err := ls.catchUp(ctx, pos); err != nil {
@@ -91,6 +90,20 @@ func (s *Server) handleStream(w http.ResponseWriter, r *http.Request, _ httprout
 	}
 	ls.ended(ls.run(ctx))
 	return nil
+}
+
+// subscribeHub registers a live stream of who with the hub (see
+// hub.Subscribe). A nil sub with a nil error: the client left meanwhile.
+func (s *Server) subscribeHub(w http.ResponseWriter, r *http.Request, who *principal) (*hub.Sub, int64, error) {
+	sub, pos, err := s.hub.Subscribe(r.Context(), who.user.ID)
+	if err != nil {
+		if r.Context().Err() != nil {
+			return nil, 0, nil
+		}
+		w.Header().Set("Retry-After", "1")
+		return nil, 0, newError(http.StatusServiceUnavailable, "server_busy", "the server is shutting down; reconnect in a moment")
+	}
+	return sub, pos, nil
 }
 
 // stillSignedIn reports whether the credential that opened a stream still

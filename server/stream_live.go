@@ -38,14 +38,19 @@ var errSignedOut = errors.New("stream: credential no longer valid")
 // errClientGone ends a stream whose client left or stopped taking data.
 var errClientGone = errors.New("stream: client gone")
 
-// liveStream is one open GET /v1/stream.
+// liveStream is one open live stream: GET /v1/stream, or an ntfy
+// subscription (out writes its format, check re-checks its credential).
 type liveStream struct {
 	s   *Server
-	w   http.ResponseWriter
-	rc  *http.ResponseController
+	out streamOut
 	r   *http.Request
 	who *principal
 	sub *hub.Sub
+	// check reports whether the stream's credential still works, and until
+	// when it does for certain (zero: no expiry of its own).
+	check func() (bool, time.Time)
+	// every is the interval of the stream's heartbeats.
+	every time.Duration
 	// last is the stream's watermark: every event of the user with an id
 	// up to it has been written, or was written before (Last-Event-ID).
 	last int64
@@ -53,8 +58,6 @@ type liveStream struct {
 	// checked, expires when that check stops holding by itself.
 	changes int64
 	expires time.Time
-	// armed is when the write deadline was last set.
-	armed time.Time
 	// wake tells run to look up from its frames: the request ended, the
 	// server closes its streams, the hub stopped, or beat is due. It is
 	// the stream's own, so a stream waiting for frames waits on no channel
@@ -64,10 +67,61 @@ type liveStream struct {
 	beat atomic.Bool
 }
 
-func (s *Server) newLiveStream(w http.ResponseWriter, r *http.Request, who *principal, sub *hub.Sub, after int64) *liveStream {
-	return &liveStream{s: s, w: w, rc: http.NewResponseController(w), r: r, who: who, sub: sub, last: after,
+// streamOut is how a live stream writes: GET /v1/stream's Server-Sent
+// Events (sseOut), or an ntfy subscription's lines or WebSocket messages.
+type streamOut interface {
+	// frame writes f; a frame that is not for this stream writes nothing.
+	frame(f *hub.Frame) error
+	// heartbeat writes what keeps an idle stream (and proxies) open.
+	heartbeat() error
+	flush() error
+	// arm gives the writes that follow their deadline.
+	arm()
+}
+
+func (s *Server) newLiveStream(out streamOut, r *http.Request, who *principal, sub *hub.Sub, after int64) *liveStream {
+	return &liveStream{s: s, out: out, r: r, who: who, sub: sub, last: after,
+		check:   func() (bool, time.Time) { return s.stillSignedIn(r, who) },
+		every:   time.Duration(s.heartbeat.Load()),
 		changes: s.credChanges.Load(), expires: who.expires, wake: make(chan struct{}, 1)}
 }
+
+// sseOut writes GET /v1/stream's frames, which the hub encoded as
+// Server-Sent Events.
+type sseOut struct {
+	w  http.ResponseWriter
+	rc *http.ResponseController
+	// armed is when the write deadline was last set.
+	armed time.Time
+}
+
+func newSSEOut(w http.ResponseWriter) *sseOut {
+	return &sseOut{w: w, rc: http.NewResponseController(w)}
+}
+
+func (o *sseOut) frame(f *hub.Frame) error {
+	_, err := o.w.Write(f.Data)
+	return err
+}
+
+func (o *sseOut) heartbeat() error {
+	_, err := io.WriteString(o.w, ": heartbeat\n\n")
+	return err
+}
+
+// arm gives the writes that follow streamWriteTimeout to complete, less
+// rearm at most. The deadline is the real clock's: the connection's, not
+// the server's.
+func (o *sseOut) arm() {
+	now := time.Now()
+	if now.Sub(o.armed) < rearm {
+		return
+	}
+	o.armed = now
+	_ = o.rc.SetWriteDeadline(now.Add(streamWriteTimeout))
+}
+
+func (o *sseOut) flush() error { return o.rc.Flush() }
 
 // ended logs why a stream ended when it is worth knowing.
 func (ls *liveStream) ended(err error) {
@@ -92,7 +146,7 @@ func (ls *liveStream) run(ctx context.Context) error {
 		context.AfterFunc(ls.s.streams, ls.poke),
 		ls.sub.AfterStop(ls.poke),
 	}
-	every := time.Duration(ls.s.heartbeat.Load())
+	every := ls.every
 	beat := time.AfterFunc(firstBeat(every, *ls.s.beatOffset.Load()), func() { ls.beat.Store(true); ls.poke() })
 	defer func() {
 		beat.Stop()
@@ -135,14 +189,14 @@ func firstBeat(every time.Duration, offset offsetFunc) time.Duration {
 	return time.Duration(offset(int64(every))) + 1
 }
 
-// heartbeat re-checks the credential and writes a comment, which keeps
+// heartbeat re-checks the credential and writes a heartbeat, which keeps
 // proxies from closing an idle stream.
 func (ls *liveStream) heartbeat() error {
 	if !ls.signedIn(true) {
 		return errSignedOut
 	}
-	ls.arm()
-	if _, err := io.WriteString(ls.w, ": heartbeat\n\n"); err != nil {
+	ls.out.arm()
+	if err := ls.out.heartbeat(); err != nil {
 		return fmt.Errorf("%w: %w", errClientGone, err)
 	}
 	return ls.flush()
@@ -154,7 +208,7 @@ func (ls *liveStream) deliver(ctx context.Context, f *hub.Frame) error {
 	if !ls.signedIn(false) {
 		return errSignedOut
 	}
-	ls.arm()
+	ls.out.arm()
 	for n := 0; f != nil; n++ {
 		if err := ls.write(ctx, f); err != nil {
 			return err
@@ -181,7 +235,7 @@ func (ls *liveStream) write(ctx context.Context, f *hub.Frame) error {
 	if f.ID <= ls.last {
 		return nil // read from the database already
 	}
-	if _, err := ls.w.Write(f.Data); err != nil {
+	if err := ls.out.frame(f); err != nil {
 		return fmt.Errorf("%w: %w", errClientGone, err)
 	}
 	ls.last = f.ID
@@ -207,9 +261,9 @@ func (ls *liveStream) catchUp(ctx context.Context, upTo int64) error {
 			if err != nil {
 				return err
 			}
-			ls.arm()
+			ls.out.arm()
 			for _, f := range frames {
-				if _, err := ls.w.Write(f.Data); err != nil {
+				if err := ls.out.frame(f); err != nil {
 					return fmt.Errorf("%w: %w", errClientGone, err)
 				}
 			}
@@ -235,27 +289,15 @@ func (ls *liveStream) signedIn(force bool) bool {
 	if !force && changes == ls.changes && (ls.expires.IsZero() || ls.s.now().Before(ls.expires)) {
 		return true
 	}
-	ok, exp := ls.s.stillSignedIn(ls.r, ls.who)
+	ok, exp := ls.check()
 	if ok {
 		ls.changes, ls.expires = changes, exp
 	}
 	return ok
 }
 
-// arm gives the writes that follow streamWriteTimeout to complete, less
-// rearm at most. The deadline is the real clock's: the connection's, not
-// the server's.
-func (ls *liveStream) arm() {
-	now := time.Now()
-	if now.Sub(ls.armed) < rearm {
-		return
-	}
-	ls.armed = now
-	_ = ls.rc.SetWriteDeadline(now.Add(streamWriteTimeout))
-}
-
 func (ls *liveStream) flush() error {
-	if err := ls.rc.Flush(); err != nil {
+	if err := ls.out.flush(); err != nil {
 		return fmt.Errorf("%w: flush: %w", errClientGone, err)
 	}
 	return nil

@@ -101,7 +101,11 @@ func (s *Server) encodeEvents(ctx context.Context, events []store.Event) ([]*hub
 	frames := make([]*hub.Frame, 0, len(events))
 	for _, e := range events {
 		var data []byte
+		fe := &frameEvent{event: e}
 		i, ok := byID[e.MessageID]
+		if ok {
+			fe.msg, fe.view = &msgs[i], &views[i]
+		}
 		switch {
 		case e.Type == store.EventDeleted || !ok:
 			gone := map[string]string{"id": e.MessageID, "channel_id": e.ChannelID}
@@ -123,9 +127,19 @@ func (s *Server) encodeEvents(ctx context.Context, events []store.Event) ([]*hub
 		if err != nil {
 			return nil, fmt.Errorf("stream: encode event %d: %w", e.ID, err)
 		}
-		frames = append(frames, &hub.Frame{ID: e.ID, User: e.UserID, Data: sseFrame(e.ID, e.Type, data)})
+		frames = append(frames, &hub.Frame{ID: e.ID, User: e.UserID, Data: sseFrame(e.ID, e.Type, data), Meta: fe})
 	}
 	return frames, nil
+}
+
+// frameEvent is a frame's Meta: its event and the message as the frame
+// shows it (nil once deleted), for streams that write another format than
+// the frame's Data. It is shared by every stream of the frame's user.
+type frameEvent struct {
+	event store.Event
+	msg   *store.Message
+	view  *messageJSON
+	ntfy  ntfyEncoding // made by the first ntfy stream that writes the frame
 }
 
 // sseFrame is "id: N\nevent: TYPE\ndata: JSON\n\n". JSON from

@@ -1,5 +1,6 @@
 // Command fanout measures the live stream's fan-out: it opens N Server-Sent
-// Event streams (GET /v1/stream) spread over some users, sends messages at a
+// Event streams (GET /v1/stream; with -ntfy, ntfy JSON subscriptions to
+// the users' channels) spread over some users, sends messages at a
 // fixed rate through the users' channels, and reports how many events
 // arrived of how many expected, the latency from each send to each receipt
 // (p50/p99), the server's CPU per delivered event (from /proc/PID/stat) and
@@ -61,15 +62,16 @@ func main() {
 	duration := flag.Duration("duration", 8*time.Second, "how long to send")
 	drain := flag.Duration("drain", 10*time.Second, "how long to wait for the last events after sending")
 	label := flag.String("label", "herald", "name of this run in the output")
+	ntfy := flag.Bool("ntfy", false, "open ntfy JSON subscriptions (GET /<token>/json) instead of GET /v1/stream")
 	cpuProfile := flag.String("cpuprofile", "", "write the generator's own CPU profile of the sending span to this file")
 	flag.Parse()
-	if err := run(*base, *pid, *usersFile, *streams, *nUsers, *rate, *duration, *drain, *label, *cpuProfile); err != nil {
+	if err := run(*base, *pid, *usersFile, *streams, *nUsers, *rate, *duration, *drain, *label, *cpuProfile, *ntfy); err != nil {
 		fmt.Fprintln(os.Stderr, "fanout:", err)
 		os.Exit(1)
 	}
 }
 
-func run(base string, pid int, usersFile string, nStreams, nUsers, rate int, duration, drain time.Duration, label, profile string) error {
+func run(base string, pid int, usersFile string, nStreams, nUsers, rate int, duration, drain time.Duration, label, profile string, ntfy bool) error {
 	u, err := url.Parse(base)
 	if err != nil || u.Hostname() != "127.0.0.1" {
 		return fmt.Errorf("-url must be http://127.0.0.1:PORT, not %q", base)
@@ -84,7 +86,7 @@ func run(base string, pid int, usersFile string, nStreams, nUsers, rate int, dur
 	if err != nil {
 		return err
 	}
-	rec, err := newRecorder()
+	rec, err := newRecorder(ntfy)
 	if err != nil {
 		return err
 	}
@@ -98,7 +100,7 @@ func run(base string, pid int, usersFile string, nStreams, nUsers, rate int, dur
 		gate <- struct{}{}
 		go func() {
 			defer func() { <-gate }()
-			connected <- rec.open(u.Host, users[who].key, i)
+			connected <- rec.open(u.Host, users[who], i)
 		}()
 	}
 	for range nStreams {

@@ -3,8 +3,10 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"encoding/base64"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"slices"
@@ -24,6 +26,9 @@ import (
 
 // recorder counts events and keeps each stream's latencies.
 type recorder struct {
+	// ntfy: the streams are ntfy JSON subscriptions (GET /<token>/json),
+	// not GET /v1/stream.
+	ntfy        bool
 	delivered   atomic.Int64
 	closedEarly atomic.Int64
 	epfd        int
@@ -33,12 +38,12 @@ type recorder struct {
 	all     []*stream
 }
 
-func newRecorder() (*recorder, error) {
+func newRecorder(ntfy bool) (*recorder, error) {
 	epfd, err := syscall.EpollCreate1(syscall.EPOLL_CLOEXEC)
 	if err != nil {
 		return nil, fmt.Errorf("epoll: %w", err)
 	}
-	return &recorder{epfd: epfd, streams: map[int32]*stream{}}, nil
+	return &recorder{ntfy: ntfy, epfd: epfd, streams: map[int32]*stream{}}, nil
 }
 
 // stream is one open stream: its connection and the state of its parse.
@@ -50,7 +55,7 @@ type stream struct {
 	crlf    int  // bytes of the CRLF after a chunk's data still to skip
 	size    []byte
 	line    []byte // the start of a line the last read did not finish
-	conn0   bool   // ": connected" seen
+	conn0   bool   // ": connected" (ntfy: the open event) seen
 	lat     []time.Duration
 }
 
@@ -58,16 +63,24 @@ var (
 	titleMark = []byte(`"title":"fanout `)
 	dataMark  = []byte("data: ")
 	connMark  = []byte(": connected")
+	openMark  = []byte(`"event":"open"`)
 )
 
-// open connects stream i with key and waits for ": connected".
-func (r *recorder) open(base, key string, i int) error {
+// open connects stream i of user u and waits for ": connected" (ntfy:
+// the open event). An ntfy stream signs in as the ntfy app does for an
+// account without a password: Basic with the API key as the password.
+func (r *recorder) open(base string, u user, i int) error {
 	conn, err := net.Dial("tcp", base)
 	if err != nil {
 		return err
 	}
 	fail := func(err error) error { conn.Close(); return fmt.Errorf("stream %d: %w", i, err) }
-	if _, err := fmt.Fprintf(conn, "GET /v1/stream HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nAccept: text/event-stream\r\n\r\n", base, key); err != nil {
+	req := fmt.Sprintf("GET /v1/stream HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nAccept: text/event-stream\r\n\r\n", base, u.key)
+	if r.ntfy {
+		req = fmt.Sprintf("GET /%s/json HTTP/1.1\r\nHost: %s\r\nAuthorization: Basic %s\r\n\r\n",
+			u.token, base, base64.StdEncoding.EncodeToString([]byte(":"+u.key)))
+	}
+	if _, err := io.WriteString(conn, req); err != nil {
 		return fail(err)
 	}
 	br := bufio.NewReader(conn)
@@ -219,11 +232,11 @@ func (r *recorder) body(s *stream, p []byte, at time.Time) {
 }
 
 func (r *recorder) line(s *stream, line []byte, at time.Time) {
-	if bytes.HasPrefix(line, connMark) {
+	if bytes.HasPrefix(line, connMark) || (r.ntfy && bytes.Contains(line, openMark)) {
 		s.conn0 = true
 		return
 	}
-	if !bytes.HasPrefix(line, dataMark) {
+	if !r.ntfy && !bytes.HasPrefix(line, dataMark) {
 		return
 	}
 	j := bytes.Index(line, titleMark)

@@ -1,7 +1,8 @@
 // Command report prints bench/fanout.sh's JSON lines as a Markdown table:
 // each scenario's previous and new figures side by side, with the ratios
-// new/previous of p99 latency and CPU per event. With several rounds it
-// shows each scenario's median by CPU per event.
+// new/previous of p99 latency and CPU per event, and with NTFY=1 the new
+// build's ntfy subscriptions beside its native streams. With several
+// rounds it shows each scenario's median by CPU per event.
 package main
 
 import (
@@ -64,6 +65,28 @@ func main() {
 		}
 		fmt.Printf("| %d | %d | %s | %s | %.2f | %.2f |\n", k.users, k.streams, cell(p), cell(n),
 			n.P99ms/p.P99ms, n.CPUPerEvent/p.CPUPerEvent)
+	}
+	ntfyTable(order, runs)
+}
+
+// ntfyTable prints, when the runs have them (NTFY=1), the new build's ntfy
+// JSON subscriptions beside its native streams.
+func ntfyTable(order []scenario, runs map[scenario]map[string][]result) {
+	header := false
+	for _, k := range order {
+		n, okN := median(runs[k]["new"])
+		x, okX := median(runs[k]["ntfy"])
+		if !okN || !okX {
+			continue
+		}
+		if !header {
+			fmt.Println()
+			fmt.Println("| users | streams | new, GET /v1/stream | new, ntfy JSON subscriptions | ntfy/native p99 | ntfy/native CPU/event |")
+			fmt.Println("|---|---|---|---|---|---|")
+			header = true
+		}
+		fmt.Printf("| %d | %d | %s | %s | %.2f | %.2f |\n", k.users, k.streams, cell(n), cell(x),
+			x.P99ms/n.P99ms, x.CPUPerEvent/n.CPUPerEvent)
 	}
 }
 
