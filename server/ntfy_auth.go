@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/heraldhq/herald/ntfy"
 	"github.com/heraldhq/herald/service"
 )
 
@@ -129,18 +128,6 @@ func (s *Server) ntfyStillReads(r *http.Request, rd *ntfyReader) (bool, time.Tim
 		return false, time.Time{}
 	}
 	return subtle.ConstantTimeCompare([]byte(u.PasswordHash), []byte(rd.hash)) == 1, time.Time{}
-}
-
-// writeNtfyError answers err in ntfy's error shape, which ntfy clients
-// show: code is the status and 01, error Herald's words. A 401 challenges
-// for Basic credentials. Internal errors are logged and hidden, as
-// writeError does.
-func (s *Server) writeNtfyError(w http.ResponseWriter, r *http.Request, err error) {
-	ae := s.shownError(r, err)
-	if ae.status == http.StatusUnauthorized {
-		w.Header().Set("WWW-Authenticate", ntfyRealm)
-	}
-	writeJSON(w, ae.status, ntfy.Error{Code: ae.status*100 + 1, HTTP: ae.status, Error: ae.message})
 }
 
 // handleNtfyAuth is GET /<topics>/auth, which the ntfy app calls when a

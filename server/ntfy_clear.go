@@ -34,7 +34,7 @@ func (s *Server) handleNtfyClear(w http.ResponseWriter, r *http.Request, topic, 
 		s.writeNtfyClearError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, ntfy.Message{ID: ntfyEventID(), Time: s.now().Unix(), Event: event,
+	writeJSON(w, http.StatusOK, ntfy.Message{ID: newNtfyID(), Time: s.now().Unix(), Event: event,
 		Topic: topic, SequenceID: sequenceID})
 }
 
@@ -56,9 +56,9 @@ func (s *Server) writeNtfyClearError(w http.ResponseWriter, r *http.Request, err
 	writeJSON(w, ae.status, ntfy.Error{Code: ae.status*100 + 1, HTTP: ae.status, Error: ae.message})
 }
 
-// ntfyEventID is a new id for an event that is no message of Herald's: 12
+// newNtfyID is a new id for an event that is no message of Herald's: 12
 // characters of ntfy's alphabet, as ntfy's own ids.
-func ntfyEventID() string {
+func newNtfyID() string {
 	const alphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
 	b := make([]byte, 12)
 	_, _ = rand.Read(b)

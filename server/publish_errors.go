@@ -10,17 +10,6 @@ import (
 // The ntfy and Gotify front doors answer errors in their protocol's shape,
 // which their senders parse; what they say is what Herald's own API says.
 
-// clientError is how err is shown to a client (asAPIError); an internal
-// failure is logged with the request id and shown as "internal error".
-func (s *Server) clientError(r *http.Request, err error) *apiError {
-	if ae, ok := asAPIError(err); ok {
-		return ae
-	}
-	s.log.ErrorContext(r.Context(), "internal error", "request_id", requestID(r.Context()),
-		"method", r.Method, "path", redactPath(r.URL.Path), "err", err)
-	return newError(http.StatusInternalServerError, "internal_error", "internal error")
-}
-
 // writeNtfyError answers err as ntfy does: {"code","http","error"}, code
 // being ntfy's five-digit code for it (the status and two digits).
 func (s *Server) writeNtfyError(w http.ResponseWriter, r *http.Request, err error) {
@@ -29,7 +18,10 @@ func (s *Server) writeNtfyError(w http.ResponseWriter, r *http.Request, err erro
 		writeJSON(w, pe.Status(), ntfy.Error{Code: pe.Code, HTTP: pe.Status(), Error: pe.Msg})
 		return
 	}
-	ae := s.clientError(r, err)
+	ae := s.shownError(r, err)
+	if ae.status == http.StatusUnauthorized {
+		w.Header().Set("WWW-Authenticate", ntfyRealm) // ntfy's clients then ask for credentials
+	}
 	writeJSON(w, ae.status, ntfy.Error{Code: ntfyCode(ae.status), HTTP: ae.status, Error: ae.message})
 }
 
@@ -67,7 +59,7 @@ func (s *Server) writeGotifyError(w http.ResponseWriter, r *http.Request, err er
 	if errors.As(err, &pe) {
 		ae.status, ae.message = pe.Status(), pe.Msg
 	} else {
-		ae = s.clientError(r, err)
+		ae = s.shownError(r, err)
 	}
 	writeJSON(w, ae.status, gotifyError{Error: http.StatusText(ae.status), Code: ae.status, Description: ae.message})
 }
