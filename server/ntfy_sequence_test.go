@@ -54,7 +54,7 @@ func TestNtfySequencesAndSchedule(t *testing.T) {
 	wantLine(t, l, ntfy.EventMessageDelete, "disk-alert")
 
 	// message.cleared, as the sequence rules will write it.
-	fe := &frameEvent{event: store.Event{ID: 77, UserID: f.ann.ID, Type: eventCleared, MessageID: later, ChannelID: f.chID,
+	fe := &frameEvent{event: store.Event{ID: 77, UserID: f.ann.ID, Type: store.EventCleared, MessageID: later, ChannelID: f.chID,
 		CreatedAt: env.clock.Now()}, msg: &store.Message{ID: later, ChannelID: f.chID, SequenceID: "backup-nightly"}}
 	n := &ntfySub{s: env.s, viewer: f.ann.User, topics: map[string]string{f.chID: f.token}}
 	b, msg, ok := n.line(&hub.Frame{ID: 77, User: f.ann.ID, Meta: fe})

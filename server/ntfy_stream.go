@@ -26,11 +26,6 @@ import (
 // one message shares its sequence_id (the sender's sequence id, or the
 // message id), so that ntfy clients replace the notification.
 
-// eventCleared is the event of a message read and dismissed everywhere
-// (ntfy's clear), written by the sequence rules when they land; until
-// then no event has this type.
-const eventCleared = "message.cleared"
-
 // ntfyIDPrefix starts the ids of ntfy lines: an event id in base 36 after
 // it, padded to ntfy's 12 characters.
 const ntfyIDPrefix = "ev"
@@ -122,7 +117,7 @@ func (s *Server) ntfyMake(enc *ntfyEncoding, fe *frameEvent, viewer *store.User)
 	case m == nil:
 		enc.skip = true // changed, then deleted: its deletion follows
 		return
-	case e.Type == eventCleared:
+	case e.Type == store.EventCleared:
 		msg.Event, msg.SequenceID = ntfy.EventMessageClear, ntfySequence(m)
 	default:
 		msg.Event, msg.SequenceID = ntfy.EventMessage, ntfySequence(m)
