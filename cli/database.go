@@ -39,11 +39,8 @@ it runs, and search finds older messages as it catches up.`,
 			if from == "" || to == "" {
 				return fmt.Errorf("both --from (the SQLite file) and --to (the PostgreSQL URL) are needed (usage: %s)", cmd.UseLine())
 			}
-			if store.IsPostgresURL(from) {
-				return fmt.Errorf("--from is the SQLite file (herald.db) to copy, not a PostgreSQL URL")
-			}
-			if !store.IsPostgresURL(to) {
-				return fmt.Errorf("--to must be a PostgreSQL URL (postgres://user:password@host/database), not %q", to)
+			if err := pgcopy.CheckEnds(from, to); err != nil {
+				return err
 			}
 			src, err := pgcopy.OpenSource(ctx, from)
 			if err != nil {

@@ -67,6 +67,19 @@ func (e ErrTargetNotEmpty) Error() string {
 		"has already written its settings): copy into a new database (CREATE DATABASE), or drop this one and create it again"
 }
 
+// CheckEnds refuses a copy whose source is not a SQLite file or whose
+// target is not a PostgreSQL URL, in the words of herald migrate-data's
+// flags.
+func CheckEnds(from, to string) error {
+	if store.IsPostgresURL(from) {
+		return errors.New("--from is the SQLite file (herald.db) to copy, not a PostgreSQL URL")
+	}
+	if !store.IsPostgresURL(to) {
+		return fmt.Errorf("--to must be a PostgreSQL URL (postgres://user:password@host/database), not %q", to)
+	}
+	return nil
+}
+
 // OpenSource opens the SQLite file at path read-only and checks that
 // its schema is the one this binary's migrations reach. No server may
 // write the file meanwhile: the copy would miss what it writes.
