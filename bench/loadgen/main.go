@@ -913,7 +913,13 @@ func checkTargets(rows []result, target, ref string, ceiling, reference map[int]
 			fmt.Fprintf(&b, "- throughput >= 30%% of ceiling: %.0f%% (%s)\n", 100*h.rps()/c, verdict(h.rps() >= 0.3*c))
 		}
 	} else if c := reference[h.Conns]; c > 0 {
-		fmt.Fprintf(&b, "- throughput >= 50%% of %s: %.0f%% (%s)\n", ref, 100*h.rps()/c, verdict(h.rps() >= 0.5*c))
+		// A replica on PostgreSQL is held to half of SQLite; the ntfy
+		// door, the same send through another parser, to nine tenths.
+		share := 0.5
+		if strings.HasPrefix(target, "ntfy") {
+			share = 0.9
+		}
+		fmt.Fprintf(&b, "- throughput >= %.0f%% of %s: %.0f%% (%s)\n", 100*share, ref, 100*h.rps()/c, verdict(h.rps() >= share*c))
 	}
 	fmt.Fprintf(&b, "- p99 < 25 ms: %s ms (%s)\n", ms(h.P99), verdict(h.P99 < 25*time.Millisecond))
 	if target == ref && h.RSSKB > 0 {
