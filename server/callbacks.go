@@ -23,7 +23,7 @@ func renderDelivery(d *store.DeliveryStatus) *deliveryJSON {
 }
 
 type attemptJSON struct {
-	Event      string `json:"event"` // response, approval, or action.http for a tapped http action's request
+	Event      string `json:"event"` // the callback's event, or action.http for a tapped http action's request
 	Attempt    int    `json:"attempt"`
 	At         string `json:"at"`
 	StatusCode *int   `json:"status_code"`

@@ -224,14 +224,12 @@ func TestHTTPActionRequest(t *testing.T) {
 		t.Error("the callback is not signed")
 	}
 	_, attempts := f.waitLog(id, 10*time.Second, "three attempts", func(_ map[string]any, a []map[string]any) bool { return len(a) == 3 })
-	actions := 0
+	events := map[any]int{}
 	for _, a := range attempts {
-		if a["event"] == "action.http" {
-			actions++
-		}
+		events[a["event"]]++
 	}
-	if actions != 2 {
-		t.Errorf("delivery log %v: %d action.http attempts, want 2", attempts, actions)
+	if events["action.http"] != 2 || events["response.received"] != 1 {
+		t.Errorf("delivery log %v: attempts by event %v, want 2 action.http and 1 response.received", attempts, events)
 	}
 	if got := f.poll(id).Str("status"); got != "submitted" {
 		t.Errorf("poll: %q, want submitted", got)

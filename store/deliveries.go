@@ -65,7 +65,7 @@ type DeliveryStatus struct {
 
 // Attempt is one logged delivery attempt.
 type Attempt struct {
-	Event      string // the delivery's: response, approval, or action.http for an action's request
+	Event      string // the delivery's: the callback's event, or action.http for an action's request
 	Attempt    int
 	At         time.Time
 	StatusCode *int
