@@ -72,34 +72,6 @@ type ntfyAction struct {
 	answer string
 }
 
-// ntfyMemo remembers the sequence ids of messages whose lines went out,
-// so that their deletion, read when the message is gone, names the same
-// sequence. It is bounded; a message it forgot is deleted by its id.
-type ntfyMemo struct {
-	mu  sync.Mutex
-	seq map[string]string
-}
-
-const ntfyMemoMax = 4096
-
-func (m *ntfyMemo) put(messageID, seq string) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.seq == nil || len(m.seq) >= ntfyMemoMax {
-		m.seq = map[string]string{}
-	}
-	m.seq[messageID] = seq
-}
-
-func (m *ntfyMemo) get(messageID string) string {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if seq, ok := m.seq[messageID]; ok {
-		return seq
-	}
-	return messageID
-}
-
 // ntfyEncode returns fe as ntfy lines read it, made at the first call;
 // viewer is the frame's user.
 func (s *Server) ntfyEncode(fe *frameEvent, viewer *store.User) *ntfyEncoding {
@@ -113,7 +85,10 @@ func (s *Server) ntfyMake(enc *ntfyEncoding, fe *frameEvent, viewer *store.User)
 	msg := ntfy.Message{ID: ntfyEventID(e.ID), Time: e.CreatedAt.Unix()}
 	switch {
 	case e.Type == store.EventDeleted:
-		msg.Event, msg.SequenceID = ntfy.EventMessageDelete, s.ntfySeqs.get(e.MessageID)
+		msg.Event, msg.SequenceID = ntfy.EventMessageDelete, e.SequenceID // the message is gone: its event names the sequence
+		if msg.SequenceID == "" {
+			msg.SequenceID = e.MessageID
+		}
 	case m == nil:
 		enc.skip = true // changed, then deleted: its deletion follows
 		return
@@ -122,9 +97,6 @@ func (s *Server) ntfyMake(enc *ntfyEncoding, fe *frameEvent, viewer *store.User)
 	default:
 		msg.Event, msg.SequenceID = ntfy.EventMessage, ntfySequence(m)
 		s.ntfyMessage(enc, &msg, fe, viewer)
-	}
-	if m != nil && m.SequenceID != "" {
-		s.ntfySeqs.put(m.ID, m.SequenceID)
 	}
 	enc.msg = msg
 	b, err := json.Marshal(msg)

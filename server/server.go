@@ -86,7 +86,6 @@ type Server struct {
 	credChanges  atomic.Int64               // credential changes as of the hub's last read
 	heartbeat    atomic.Int64               // a stream's heartbeat interval (a time.Duration); tests shorten it
 	beatOffset   atomic.Pointer[offsetFunc] // picks each stream's first heartbeat (firstBeat); tests fix it
-	ntfySeqs     ntfyMemo                   // sequence ids of messages streamed to ntfy clients, for their deletions
 }
 
 // New builds the server and its routes.
