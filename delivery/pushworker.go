@@ -13,7 +13,6 @@ import (
 
 	"github.com/heraldhq/herald/netguard"
 	"github.com/heraldhq/herald/push"
-	"github.com/heraldhq/herald/service"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -303,7 +302,7 @@ func withExtras(n *push.Notification, m *store.Message) {
 		return
 	}
 	// The service wrote it; one that does not read is pushed without.
-	if e, err := service.DecodeExtras(m.Extras); err == nil {
+	if e, err := store.DecodeExtras(m.Extras); err == nil {
 		n.Tags, n.Click, n.Icon = e.Tags, e.Click, e.Icon
 		if push.LooksLikeImage(e.Attach) {
 			n.Image = e.Attach

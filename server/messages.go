@@ -90,7 +90,7 @@ func (s *Server) renderMessage(m *store.Message, votes []store.Vote, viewerID st
 	if len(m.Extras) > 0 {
 		// A stored document the service wrote: one that no longer reads
 		// shows no extras rather than failing the whole list.
-		if e, err := service.DecodeExtras(m.Extras); err == nil {
+		if e, err := store.DecodeExtras(m.Extras); err == nil {
 			out.Tags, out.Click, out.Icon, out.Attach, out.Markdown = e.Tags, e.Click, e.Icon, e.Attach, e.Markdown
 		}
 	}

@@ -75,7 +75,7 @@ func storedExtras(t testing.TB, e *testEnv, id string) (*store.Message, service.
 	if err != nil {
 		t.Fatalf("store: message %s: %v", id, err)
 	}
-	x, err := service.DecodeExtras(m.Extras)
+	x, err := store.DecodeExtras(m.Extras)
 	if err != nil {
 		t.Fatalf("message %s: extras %s: %v", id, m.Extras, err)
 	}

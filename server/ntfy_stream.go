@@ -128,7 +128,7 @@ func (s *Server) ntfyMessage(enc *ntfyEncoding, msg *ntfy.Message, fe *frameEven
 		enc.due = *m.DeliverAt
 		msg.Time = max(msg.Time, m.DeliverAt.Unix())
 	}
-	x, err := service.DecodeExtras(m.Extras)
+	x, err := store.DecodeExtras(m.Extras)
 	if err != nil {
 		s.log.Warn("ntfy: stored extras unreadable", "message_id", m.ID, "err", err)
 	}

@@ -2,6 +2,7 @@ package service
 
 import (
 	"encoding/json"
+	"github.com/heraldhq/herald/store"
 	"net/url"
 	"slices"
 	"strings"
@@ -78,21 +79,8 @@ type SendPayload struct {
 }
 
 // Extras are the presentation details a message may carry beside its
-// title and body, shown by the web app and handed to ntfy clients. All
-// are optional; the zero value is none.
-type Extras struct {
-	Tags     []string `json:"tags,omitempty"`      // ntfy tags; emoji short codes already turned into emoji where ntfy would
-	Click    string   `json:"click_url,omitempty"` // opened when the notification itself is tapped
-	Icon     string   `json:"icon_url,omitempty"`
-	Attach   string   `json:"attach_url,omitempty"` // a picture or file by URL, shown as a picture where the platform can
-	Markdown bool     `json:"markdown,omitempty"`
-	// SequenceID groups a message with earlier ones of the same channel:
-	// a later message replaces the earlier notification on every device.
-	SequenceID string `json:"sequence_id,omitempty"`
-	// NtfyPriority is the 1-5 priority an ntfy or Gotify sender gave,
-	// kept for ntfy clients; 0 when the sender used Herald's words.
-	NtfyPriority int `json:"-"`
-}
+// title and body (store.Extras, where they are kept).
+type Extras = store.Extras
 
 // formNeedsCallback is why a form is refused without a callback_url, and
 // what to do. What people type into a form is the one answer that cannot
@@ -366,37 +354,3 @@ func checkValue(f FormField, raw json.RawMessage) error {
 func chars(s string) int { return utf8.RuneCountInString(s) }
 
 func isNull(raw json.RawMessage) bool { return strings.TrimSpace(string(raw)) == "null" }
-
-// storedExtras is how Extras are kept in the store: as sent, with the
-// ntfy priority that Herald's own JSON may not set.
-type storedExtras struct {
-	Extras
-	NtfyPriority int `json:"ntfy_priority,omitempty"`
-}
-
-// EncodeExtras is the stored form of e: nil when it holds nothing, so a
-// plain message stores nothing more.
-func EncodeExtras(e *Extras) (json.RawMessage, error) {
-	if e.empty() {
-		return nil, nil
-	}
-	return json.Marshal(storedExtras{Extras: *e, NtfyPriority: e.NtfyPriority})
-}
-
-// DecodeExtras reads the stored form of a message's extras; nil is none.
-func DecodeExtras(doc json.RawMessage) (Extras, error) {
-	var se storedExtras
-	if len(doc) == 0 {
-		return se.Extras, nil
-	}
-	if err := json.Unmarshal(doc, &se); err != nil {
-		return Extras{}, err
-	}
-	se.Extras.NtfyPriority = se.NtfyPriority
-	return se.Extras, nil
-}
-
-func (e *Extras) empty() bool {
-	return len(e.Tags) == 0 && e.Click == "" && e.Icon == "" && e.Attach == "" && !e.Markdown &&
-		e.SequenceID == "" && e.NtfyPriority == 0
-}

@@ -54,7 +54,7 @@ func (s *Service) Send(ctx context.Context, ch *store.Channel, p *SendPayload) (
 	}
 	// A plain send has no extras: EncodeExtras marshals nothing then.
 	var err error
-	if m.Extras, err = EncodeExtras(&p.Extras); err != nil {
+	if m.Extras, err = store.EncodeExtras(&p.Extras); err != nil {
 		return nil, err
 	}
 	if err := s.st.CreateMessage(ctx, m); err != nil {
