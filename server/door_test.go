@@ -13,7 +13,7 @@ import (
 // see what, whether a credential works) belongs to the service, and so
 // does every write. Lowering the budget is welcome; raising it needs a
 // reason the service cannot be.
-const storeReadBudget = 25
+const storeReadBudget = 24
 
 // TestServerStoreCalls keeps the server to its side of the store: it
 // type-checks the package's own code and fails when it uses a store
