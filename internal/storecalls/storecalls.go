@@ -242,3 +242,24 @@ func Sorted[V any](m map[string]V) []string {
 	sort.Strings(out)
 	return out
 }
+
+// Check returns the store methods the package in dir uses, and those of
+// them that write (by Writes over the store's source in storeDir, or by
+// NamedWrite) and are not in allowed, in order.
+func Check(dir, storeDir string, allowed map[string]bool) (map[string][]token.Position, []string, error) {
+	calls, err := Calls(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	writes, err := Writes(storeDir)
+	if err != nil {
+		return nil, nil, err
+	}
+	var bad []string
+	for _, m := range Sorted(calls) {
+		if (writes[m] || NamedWrite(m)) && !allowed[m] {
+			bad = append(bad, m)
+		}
+	}
+	return calls, bad, nil
+}
