@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/heraldhq/herald/auth"
 	"github.com/heraldhq/herald/internal/testkit"
@@ -244,13 +243,13 @@ func TestAccountIdentities(t *testing.T) {
 	wantError(t, e.request("POST", "/v1/account/password", map[string]string{"current_password": "", "new_password": "a new password"}, tok), 403, "forbidden")
 }
 
-// sessionFor starts a session for u directly in the store (as an OIDC
+// sessionFor starts a session for u through the service (as an OIDC
 // sign-in would) and returns its access token.
 func (e *testEnv) sessionFor(u *store.User) string {
 	e.t.Helper()
-	access, _, toks := e.s.newTokens(time.Hour)
-	if _, err := e.st.CreateSession(context.Background(), u.ID, toks); err != nil {
+	g, err := e.s.svc.StartSession(context.Background(), u.ID)
+	if err != nil {
 		e.t.Fatal(err)
 	}
-	return access
+	return g.AccessToken
 }

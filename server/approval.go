@@ -18,7 +18,7 @@ type approvalJSON struct {
 	Votes              []service.Vote `json:"votes"`
 }
 
-func renderApproval(m *store.Message, votes []store.Vote) *approvalJSON {
+func renderApproval(m *store.Message, t service.ApprovalTally) *approvalJSON {
 	if m.Approval == nil {
 		return nil
 	}
@@ -26,7 +26,6 @@ func renderApproval(m *store.Message, votes []store.Vote) *approvalJSON {
 	if status == "" {
 		status = "pending"
 	}
-	t := service.Tally(m, votes)
 	return &approvalJSON{Status: status, RequiredCount: m.Approval.RequiredCount, Approvers: m.Approval.Approvers,
 		WindowSeconds: m.Approval.WindowSeconds, Deadline: tsPtr(m.ApprovalDeadline),
 		ApprovalsReceived: t.ApprovalsReceived, RejectionsReceived: t.RejectionsReceived, Votes: t.Votes}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"net/http"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/heraldhq/herald/service"
@@ -40,24 +39,25 @@ func (s *Server) authenticate(r *http.Request) (*principal, error) {
 // token.
 func (s *Server) tokenPrincipal(ctx context.Context, token string) (*principal, error) {
 	if strings.HasPrefix(token, service.APIKeyPrefix) {
-		k, u, err := s.st.APIKeyByHash(ctx, store.HashToken(token))
-		if errors.Is(err, store.ErrNotFound) {
+		c, err := s.svc.KeyCaller(ctx, token)
+		if errors.Is(err, service.ErrNotFound) {
 			return nil, errInvalidToken("invalid or revoked API key")
 		}
-		if err != nil {
-			return nil, err
-		}
-		s.keyUse.mark(k.ID, s.now())
-		return &principal{user: u, keyID: k.ID}, nil
+		return callerPrincipal(c, err)
 	}
-	sess, u, err := s.st.SessionByAccessHash(ctx, store.HashToken(token))
-	if errors.Is(err, store.ErrNotFound) {
+	c, err := s.svc.SessionCaller(ctx, token)
+	if errors.Is(err, service.ErrNotFound) {
 		return nil, errInvalidToken("invalid or expired access token")
 	}
+	return callerPrincipal(c, err)
+}
+
+// callerPrincipal is the principal of a caller the service found.
+func callerPrincipal(c *service.Caller, err error) (*principal, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &principal{user: u, sessionID: sess.ID, expires: sess.AccessExpiresAt}, nil
+	return &principal{user: c.User, sessionID: c.SessionID, keyID: c.KeyID, expires: c.Expires}, nil
 }
 
 // authenticateCookie signs in a browser by its session cookie; requests
@@ -80,47 +80,9 @@ func (s *Server) cookiePrincipal(r *http.Request) (*principal, error) {
 	if err != nil || c.Value == "" {
 		return nil, errInvalidToken("missing credentials: send Authorization: Bearer <token>, or sign in from a browser")
 	}
-	sess, u, err := s.st.SessionByAccessHash(r.Context(), store.HashToken(c.Value))
-	if errors.Is(err, store.ErrNotFound) {
+	caller, err := s.svc.SessionCaller(r.Context(), c.Value)
+	if errors.Is(err, service.ErrNotFound) {
 		return nil, errInvalidToken("session cookie is invalid or expired; sign in again")
 	}
-	if err != nil {
-		return nil, err
-	}
-	return &principal{user: u, sessionID: sess.ID, expires: sess.AccessExpiresAt}, nil
-}
-
-// keyUse buffers API key use times so that authenticating with a key is a
-// read, not a write; Run flushes them every few seconds.
-type keyUse struct {
-	mu   sync.Mutex
-	used map[string]time.Time
-}
-
-func newKeyUse() *keyUse { return &keyUse{used: map[string]time.Time{}} }
-
-func (k *keyUse) mark(id string, t time.Time) {
-	k.mu.Lock()
-	k.used[id] = t
-	k.mu.Unlock()
-}
-
-func (k *keyUse) take() map[string]time.Time {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	out := k.used
-	k.used = map[string]time.Time{}
-	return out
-}
-
-// flushKeyUse writes buffered key use times. On failure they are put back.
-func (s *Server) flushKeyUse(ctx context.Context) error {
-	used := s.keyUse.take()
-	if err := s.st.TouchAPIKeys(ctx, used); err != nil {
-		for id, t := range used {
-			s.keyUse.mark(id, t)
-		}
-		return err
-	}
-	return nil
+	return callerPrincipal(caller, err)
 }

@@ -5,18 +5,12 @@ import (
 	"errors"
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/julienschmidt/httprouter"
 
 	"github.com/heraldhq/herald/auth"
+	"github.com/heraldhq/herald/service"
 	"github.com/heraldhq/herald/store"
-)
-
-// Token lengths in base62 characters (~190 and ~285 bits).
-const (
-	accessTokenLen  = 32
-	refreshTokenLen = 48
 )
 
 type sessionJSON struct {
@@ -133,8 +127,8 @@ func (s *Server) throttledPassword(w http.ResponseWriter, r *http.Request, email
 	if refused != nil {
 		return nil, errThrottled(w, refused)
 	}
-	u, err := s.verifyPassword(r, email, password)
-	if errors.Is(err, errWrongPassword) {
+	u, err := s.svc.CheckPassword(r.Context(), email, password)
+	if errors.Is(err, service.ErrWrongPassword) {
 		return nil, errInvalidToken("wrong email or password")
 	}
 	giveBack()
@@ -142,33 +136,6 @@ func (s *Server) throttledPassword(w http.ResponseWriter, r *http.Request, email
 		return nil, passwordCheckError(w, err)
 	}
 	s.signins.succeeded(account, address)
-	return u, nil
-}
-
-// errWrongPassword is verifyPassword's answer to a wrong email or password.
-var errWrongPassword = errors.New("wrong email or password")
-
-// verifyPassword checks password against the user with email. An unknown
-// email, or a user without a password, costs a password check too, so that
-// the time taken does not tell whether the account exists.
-func (s *Server) verifyPassword(r *http.Request, email, password string) (*store.User, error) {
-	u, err := s.st.UserByEmail(r.Context(), email)
-	if errors.Is(err, store.ErrNotFound) || (err == nil && u.PasswordHash == "") {
-		if err := auth.CheckNoUser(r.Context(), password); err != nil {
-			return nil, err
-		}
-		return nil, errWrongPassword
-	}
-	if err != nil {
-		return nil, err
-	}
-	ok, err := auth.CheckPassword(r.Context(), u.PasswordHash, password)
-	if err != nil {
-		return nil, err
-	}
-	if !ok {
-		return nil, errWrongPassword
-	}
 	return u, nil
 }
 
@@ -185,28 +152,19 @@ func passwordCheckError(w http.ResponseWriter, err error) error {
 	return err
 }
 
-// newTokens makes a fresh access/refresh pair and their stored form; the
-// access token lives accessTTL.
-func (s *Server) newTokens(accessTTL time.Duration) (access, refresh string, t store.SessionTokens) {
-	access, refresh = store.NewToken(accessTokenLen), store.NewToken(refreshTokenLen)
-	now := s.now().UTC()
-	t = store.SessionTokens{
-		AccessHash: store.HashToken(access), RefreshHash: store.HashToken(refresh),
-		AccessExpiresAt:  now.Add(accessTTL),
-		RefreshExpiresAt: now.Add(s.cfg.Auth.RefreshTTL.Duration),
-	}
-	return access, refresh, t
-}
-
 // startSession signs u in and answers with the session shape.
 func (s *Server) startSession(w http.ResponseWriter, r *http.Request, u *store.User) error {
-	access, refresh, t := s.newTokens(s.cfg.Auth.SessionTTL.Duration)
-	if _, err := s.st.CreateSession(r.Context(), u.ID, t); err != nil {
+	g, err := s.svc.StartSession(r.Context(), u.ID)
+	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, sessionJSON{AccessToken: access, RefreshToken: refresh, TokenType: "Bearer",
-		ExpiresAt: ts(t.AccessExpiresAt), User: renderUser(u)})
+	writeSession(w, g, u)
 	return nil
+}
+
+func writeSession(w http.ResponseWriter, g *service.Grant, u *store.User) {
+	writeJSON(w, http.StatusOK, sessionJSON{AccessToken: g.AccessToken, RefreshToken: g.RefreshToken, TokenType: "Bearer",
+		ExpiresAt: ts(g.AccessExpiresAt), User: renderUser(u)})
 }
 
 func (s *Server) handleRefresh(w http.ResponseWriter, r *http.Request) error {
@@ -216,26 +174,14 @@ func (s *Server) handleRefresh(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeJSON(r, &req); err != nil {
 		return err
 	}
-	if req.RefreshToken == "" {
-		return errInvalidPayload("refresh_token is required")
-	}
-	access, refresh, t := s.newTokens(s.cfg.Auth.SessionTTL.Duration)
-	sess, err := s.st.RotateSession(r.Context(), store.HashToken(req.RefreshToken), t)
-	switch {
-	case errors.Is(err, store.ErrRefreshReused):
+	g, u, err := s.svc.RefreshSession(r.Context(), req.RefreshToken)
+	if errors.Is(err, service.ErrRefreshReused) {
 		s.log.WarnContext(r.Context(), "refresh token reused; session revoked", "request_id", requestID(r.Context()))
-		return errInvalidToken("refresh token was already used; the session has been revoked, sign in again")
-	case errors.Is(err, store.ErrNotFound):
-		return errInvalidToken("invalid or expired refresh token")
-	case err != nil:
-		return err
 	}
-	u, err := s.st.UserByID(r.Context(), sess.UserID)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, sessionJSON{AccessToken: access, RefreshToken: refresh, TokenType: "Bearer",
-		ExpiresAt: ts(t.AccessExpiresAt), User: renderUser(u)})
+	writeSession(w, g, u)
 	return nil
 }
 
@@ -243,7 +189,7 @@ func (s *Server) handleLogout(w http.ResponseWriter, r *http.Request, _ httprout
 	if who.sessionID == "" {
 		return errForbidden("logout ends a session; this request used an API key (revoke it with DELETE /v1/keys/:id)")
 	}
-	if err := s.st.DeleteSession(r.Context(), who.sessionID); err != nil && !errors.Is(err, store.ErrNotFound) {
+	if err := s.svc.EndSession(r.Context(), who.sessionID); err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, map[string]bool{"ok": true})
@@ -251,7 +197,7 @@ func (s *Server) handleLogout(w http.ResponseWriter, r *http.Request, _ httprout
 }
 
 func (s *Server) handleLogoutAll(w http.ResponseWriter, r *http.Request, _ httprouter.Params, who *principal) error {
-	if err := s.st.DeleteUserSessions(r.Context(), who.user.ID); err != nil {
+	if err := s.svc.EndUserSessions(r.Context(), who.user.ID); err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, map[string]bool{"ok": true})

@@ -100,6 +100,8 @@ func serviceError(e *service.Error) *apiError {
 		return errNotFound("%s", e.Message)
 	case service.Unavailable:
 		return newError(http.StatusServiceUnavailable, e.Code, "%s", e.Message)
+	case service.Unauthenticated:
+		return errInvalidToken("%s", e.Message)
 	default:
 		return errInvalidPayload("%s", e.Message)
 	}

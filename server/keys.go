@@ -38,7 +38,7 @@ func (s *Server) handleListKeys(w http.ResponseWriter, r *http.Request, _ httpro
 		return err
 	}
 	// Write buffered use times first, so the listing is current.
-	if err := s.flushKeyUse(r.Context()); err != nil {
+	if err := s.svc.FlushKeyUse(r.Context()); err != nil {
 		return err
 	}
 	keys, next, err := s.st.ListAPIKeysPage(r.Context(), who.user.ID, page)

@@ -59,29 +59,23 @@ func (s *Server) pollStatus(m *store.Message) string {
 	return m.State
 }
 
-// renderMessages renders messages, reading the votes of approval messages
-// in one query.
+// renderMessages renders messages, with where each approval stands
+// (service.Tallies, one read for all of them).
 // The callback_url is shown to the channel's owner only: it can carry
 // credentials, and an approver (viewerID) needs none of it.
 func (s *Server) renderMessages(ctx context.Context, viewerID string, msgs []store.Message) ([]messageJSON, error) {
-	var ids []string
-	for _, m := range msgs {
-		if m.Approval != nil {
-			ids = append(ids, m.ID)
-		}
-	}
-	votes, err := s.st.Votes(ctx, ids)
+	tallies, err := s.svc.Tallies(ctx, msgs)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]messageJSON, len(msgs))
 	for i := range msgs {
-		out[i] = s.renderMessage(&msgs[i], votes[msgs[i].ID], viewerID)
+		out[i] = s.renderMessage(&msgs[i], tallies[msgs[i].ID], viewerID)
 	}
 	return out, nil
 }
 
-func (s *Server) renderMessage(m *store.Message, votes []store.Vote, viewerID string) messageJSON {
+func (s *Server) renderMessage(m *store.Message, tally service.ApprovalTally, viewerID string) messageJSON {
 	out := messageJSON{ID: m.ID, ChannelID: m.ChannelID, Title: m.Title, Body: m.Body, Priority: m.Priority,
 		Actions: m.Actions, Muted: m.Muted, Status: s.pollStatus(m), CreatedAt: ts(m.CreatedAt)}
 	if m.OwnerID == viewerID {
@@ -117,7 +111,7 @@ func (s *Server) renderMessage(m *store.Message, votes []store.Vote, viewerID st
 	if d := renderDelivery(m.Delivery); d != nil {
 		out.Delivery = d
 	}
-	if a := renderApproval(m, votes); a != nil {
+	if a := renderApproval(m, tally); a != nil {
 		out.Approval = a
 	}
 	return out

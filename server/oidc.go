@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"crypto/hmac"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
@@ -104,16 +103,6 @@ func (s *Server) handleOIDCSignIn(w http.ResponseWriter, r *http.Request, p *aut
 	return s.startSession(w, r, u)
 }
 
-// cookieKey is the server's key for signing cookies, made on first start
-// and kept in the database so restarts do not sign everyone out.
-func (s *Server) cookieKey(ctx context.Context) ([]byte, error) {
-	return s.st.EnsureSetting(ctx, "cookie_key", func() ([]byte, error) {
-		k := make([]byte, 32)
-		_, err := rand.Read(k)
-		return k, err
-	})
-}
-
 func mac(key []byte, parts ...string) []byte {
 	m := hmac.New(sha256.New, key)
 	for _, p := range parts {
@@ -161,7 +150,7 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request, ps httprout
 	if err != nil {
 		return providerError(err)
 	}
-	key, err := s.cookieKey(r.Context())
+	key, err := s.svc.CookieKey(r.Context())
 	if err != nil {
 		return err
 	}
@@ -207,7 +196,7 @@ func (s *Server) handleCallback(w http.ResponseWriter, r *http.Request, ps httpr
 	if e := q.Get("error"); e != "" {
 		return errInvalidToken("the identity provider refused the sign-in: %s", e)
 	}
-	key, err := s.cookieKey(r.Context())
+	key, err := s.svc.CookieKey(r.Context())
 	if err != nil {
 		return err
 	}
@@ -242,18 +231,17 @@ func (s *Server) handleCallback(w http.ResponseWriter, r *http.Request, ps httpr
 // X-CSRF-Token. A browser session lives as long as a refresh token would;
 // its refresh token is never handed out.
 func (s *Server) startBrowserSession(w http.ResponseWriter, r *http.Request, u *store.User) error {
-	key, err := s.cookieKey(r.Context())
+	key, err := s.svc.CookieKey(r.Context())
 	if err != nil {
 		return err
 	}
 	lifetime := s.cfg.Auth.RefreshTTL.Duration
-	access, _, tokens := s.newTokens(lifetime)
-	sess, err := s.st.CreateSession(r.Context(), u.ID, tokens)
+	g, err := s.svc.StartBrowserSession(r.Context(), u.ID)
 	if err != nil {
 		return err
 	}
-	s.setCookie(w, cookieSession, access, "/", lifetime, true)
-	s.setCookie(w, cookieCSRF, csrfToken(key, sess.ID), "/", lifetime, false)
+	s.setCookie(w, cookieSession, g.AccessToken, "/", lifetime, true)
+	s.setCookie(w, cookieCSRF, csrfToken(key, g.SessionID), "/", lifetime, false)
 	return nil
 }
 
@@ -275,7 +263,7 @@ func (s *Server) checkCSRF(r *http.Request, sessionID string) error {
 	if err := s.checkOrigin(r); err != nil {
 		return err
 	}
-	key, err := s.cookieKey(r.Context())
+	key, err := s.svc.CookieKey(r.Context())
 	if err != nil {
 		return err
 	}
@@ -296,12 +284,12 @@ func (s *Server) handleBrowserLogout(w http.ResponseWriter, r *http.Request, _ h
 		return err
 	}
 	if c, err := r.Cookie(cookieSession); err == nil && c.Value != "" {
-		sess, _, err := s.st.SessionByAccessHash(r.Context(), store.HashToken(c.Value))
+		caller, err := s.svc.SessionCaller(r.Context(), c.Value)
 		if err == nil {
-			if err := s.checkCSRF(r, sess.ID); err != nil {
+			if err := s.checkCSRF(r, caller.SessionID); err != nil {
 				return err
 			}
-			if err := s.st.DeleteSession(r.Context(), sess.ID); err != nil && !errors.Is(err, store.ErrNotFound) {
+			if err := s.svc.EndSession(r.Context(), caller.SessionID); err != nil {
 				return err
 			}
 		}

@@ -73,7 +73,6 @@ type Server struct {
 	limits    *ratelimit.Limiter // this process's buckets, also when shared ones fail
 	shared    SharedLimits
 	signins   *signinThrottle
-	keyUse    *keyUse
 	providers map[string]*auth.Provider
 	subs      *service.Subscriptions // the app stores, for their webhooks' credentials
 	purchases *service.Purchases     // the rules of purchases over subs
@@ -116,7 +115,6 @@ func New(opts Options) *Server {
 		limits:      ratelimit.New(opts.Now),
 		shared:      opts.SharedLimits,
 		signins:     newSigninThrottle(opts.Now),
-		keyUse:      newKeyUse(),
 		streamsOpen: newStreamSlots(),
 		subs:        opts.Subscriptions,
 		purchases:   opts.Service.Purchases(opts.Subscriptions),
@@ -165,7 +163,7 @@ func (s *Server) Handler() http.Handler { return s.handler }
 // idle rate-limit buckets, and looking up the identity providers early.
 func (s *Server) Schedule(sch *schedule.Scheduler) {
 	flush := func(ctx context.Context) {
-		if err := s.flushKeyUse(ctx); err != nil {
+		if err := s.svc.FlushKeyUse(ctx); err != nil {
 			s.log.Warn("flush api key use", "err", err)
 		}
 	}

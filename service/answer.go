@@ -215,6 +215,32 @@ func Tally(m *store.Message, votes []store.Vote) ApprovalTally {
 		RequiredCount: m.Approval.RequiredCount, Votes: Votes(votes)}
 }
 
+// Tallies returns where each approval among msgs stands, by message id,
+// reading the votes of all of them at once; messages without an approval
+// have none.
+func (s *Service) Tallies(ctx context.Context, msgs []store.Message) (map[string]ApprovalTally, error) {
+	var ids []string
+	for _, m := range msgs {
+		if m.Approval != nil {
+			ids = append(ids, m.ID)
+		}
+	}
+	out := make(map[string]ApprovalTally, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	votes, err := s.st.Votes(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	for i := range msgs {
+		if m := &msgs[i]; m.Approval != nil {
+			out[m.ID] = Tally(m, votes[m.ID])
+		}
+	}
+	return out, nil
+}
+
 // EventActionHTTP names an http action's request in the delivery log.
 const EventActionHTTP = "action.http"
 

@@ -27,6 +27,9 @@ const (
 	// Unavailable: a service Herald must ask did not answer; the caller
 	// may try again later (503, with Error.Code).
 	Unavailable
+	// Unauthenticated: the credential presented signs nobody in (401
+	// invalid_token).
+	Unauthenticated
 )
 
 // Error is a refusal a caller is meant to read: its Kind, a code for
@@ -37,9 +40,13 @@ type Error struct {
 	Kind    Kind
 	Code    string
 	Message string
+	cause   error // what errors.Is also finds, e.g. ErrRefreshReused
 }
 
 func (e *Error) Error() string { return e.Message }
+
+// Unwrap is the cause of a refusal, if it has one to tell.
+func (e *Error) Unwrap() error { return e.cause }
 
 // ErrNotFound is a thing that does not exist or that the caller may not see:
 // the two look the same, so that ids of other users' things are not revealed.
@@ -59,6 +66,10 @@ func conflict(code, format string, args ...any) *Error {
 
 func notFound(format string, args ...any) *Error {
 	return &Error{Kind: NotFound, Message: fmt.Sprintf(format, args...)}
+}
+
+func unauthenticated(format string, args ...any) *Error {
+	return &Error{Kind: Unauthenticated, Message: fmt.Sprintf(format, args...)}
 }
 
 func unavailable(code, format string, args ...any) *Error {

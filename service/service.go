@@ -3,8 +3,10 @@
 // approval resolves, what is stored as an answer and what goes out as a
 // callback, what a channel, device, folder and pin may be, API keys, the
 // caps of each plan on what a user may create, the server's Web Push keys,
-// and the plan an in-app purchase pays for. Every write goes through it. The HTTP handlers (server) and the command line
-// call it; it calls the store. It knows nothing of HTTP: a refusal is an
+// the plan an in-app purchase pays for, and sign-in: password checks,
+// sessions (their lifetimes, refresh-token rotation, sign-out) and who a
+// credential signs in. Every write goes through it. The HTTP handlers
+// (server) and the command line call it; it calls the store. It knows nothing of HTTP: a refusal is an
 // *Error of a Kind, which the caller turns into its own terms.
 package service
 
@@ -35,6 +37,10 @@ type Options struct {
 	// callback_url names a host it is sure to refuse (a literal address,
 	// localhost) is refused at once. Nil checks nothing at send time.
 	Callbacks *netguard.Policy
+	// SessionTTL is how long a session's access token lives; RefreshTTL,
+	// its refresh token (and a browser session). Zero is the configuration's
+	// default.
+	SessionTTL, RefreshTTL time.Duration
 }
 
 // OptionsFrom takes the rules' settings from the configuration.
@@ -43,15 +49,17 @@ func OptionsFrom(cfg config.Config) Options {
 	blocked, _ := netguard.ParsePrefixes(cfg.Delivery.BlockedNetworks)
 	return Options{ResponseTTL: cfg.Polling.ResponseTTL.Duration, Retention: cfg.Retention.Messages.Duration,
 		DefaultPlan: cfg.DefaultPlan, Plans: cfg.Plans, Callbacks: &netguard.Policy{Blocked: blocked,
-			AllowLoopback: cfg.Delivery.AllowLoopback, BlockPrivate: cfg.Delivery.BlockPrivate}}
+			AllowLoopback: cfg.Delivery.AllowLoopback, BlockPrivate: cfg.Delivery.BlockPrivate},
+		SessionTTL: cfg.Auth.SessionTTL.Duration, RefreshTTL: cfg.Auth.RefreshTTL.Duration}
 }
 
 // Service is Herald's rules over one store.
 type Service struct {
-	st   *store.Store
-	now  func() time.Time
-	log  *slog.Logger
-	opts Options
+	st     *store.Store
+	now    func() time.Time
+	log    *slog.Logger
+	opts   Options
+	keyUse *keyUse // API key use times not yet written (FlushKeyUse)
 }
 
 // New returns the rules over st.
@@ -62,5 +70,11 @@ func New(st *store.Store, opts Options) *Service {
 	if opts.Log == nil {
 		opts.Log = slog.Default()
 	}
-	return &Service{st: st, now: opts.Now, log: opts.Log, opts: opts}
+	if opts.SessionTTL <= 0 {
+		opts.SessionTTL = config.Default().Auth.SessionTTL.Duration
+	}
+	if opts.RefreshTTL <= 0 {
+		opts.RefreshTTL = config.Default().Auth.RefreshTTL.Duration
+	}
+	return &Service{st: st, now: opts.Now, log: opts.Log, opts: opts, keyUse: newKeyUse()}
 }
