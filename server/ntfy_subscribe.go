@@ -251,7 +251,6 @@ var ntfyContentTypes = map[string]string{
 // history since after, then the live events.
 func (s *Server) ntfyLive(w http.ResponseWriter, r *http.Request, rd *ntfyReader, after int64, out streamOut,
 	open func() (context.Context, error)) error {
-	ctx := r.Context()
 	release, err := s.holdStream(w, rd.who)
 	if err != nil {
 		return err
@@ -266,7 +265,7 @@ func (s *Server) ntfyLive(w http.ResponseWriter, r *http.Request, rd *ntfyReader
 	ls.check = func() (bool, time.Time) { return s.ntfyStillReads(r, rd) }
 	ls.every *= ntfyKeepalives
 	defer out.arm()
-	ctx, err = open()
+	ctx, err := open()
 	if err != nil {
 		return nil
 	}
