@@ -2,6 +2,10 @@
 // Alertmanager, Grafana, Uptime Kuma, Gitea/Forgejo and GitLab into Herald
 // messages: a readable title, a Markdown body, a priority and a link to the
 // relevant page. It also checks each platform's signature or token.
+//
+// In the code these are webhook sources (a channel's source, the
+// /v1/webhook/{source}/{token} route, source_secret); the user's guide
+// calls the same thing integrations (docs/integrations.md).
 package transform
 
 import (

@@ -22,9 +22,9 @@ func fixture(t *testing.T, name string) []byte {
 	return b
 }
 
-// TestIntegrationFixtures runs each platform's published sample payload
+// TestSourceFixtures runs each platform's published sample payload
 // through its transformer.
-func TestIntegrationFixtures(t *testing.T) {
+func TestSourceFixtures(t *testing.T) {
 	cases := []struct {
 		source, file string
 		hdr          []string

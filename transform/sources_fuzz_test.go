@@ -10,10 +10,10 @@ import (
 	"testing"
 )
 
-// FuzzIntegrations sends fuzzed bodies and events to the alert and forge
+// FuzzSources sends fuzzed bodies and events to the alert and forge
 // transformers with the right credential for a fuzzed source secret, and
 // once more with a forged one.
-func FuzzIntegrations(f *testing.F) {
+func FuzzSources(f *testing.F) {
 	files, _ := filepath.Glob(filepath.Join("testdata", "*.json"))
 	for _, name := range files {
 		b, err := os.ReadFile(name)
