@@ -144,6 +144,25 @@ func TestScheduledRelease(t *testing.T) {
 	})
 }
 
+// TestScheduledApprovalWindow: a scheduled approval's window starts when
+// it is delivered, not when it was sent.
+func TestScheduledApprovalWindow(t *testing.T) {
+	t.Parallel()
+	forEachBackend(t, func(t *testing.T, dsn string) {
+		f := newExtrasFixture(t, dsn)
+		at := f.clock.Now().Add(time.Hour)
+		m := f.send(t, &Message{DeliverAt: &at, Approval: &ApprovalRule{RequiredCount: 1, WindowSeconds: 600}})
+		want := at.Add(10 * time.Minute)
+		if m.ApprovalDeadline == nil || !m.ApprovalDeadline.Equal(want) {
+			t.Fatalf("deadline of a message due at %s: %v; want %s", at, m.ApprovalDeadline, want)
+		}
+		got, err := f.s.Message(context.Background(), m.ID)
+		if err != nil || got.ApprovalDeadline == nil || !got.ApprovalDeadline.Equal(want) {
+			t.Fatalf("stored deadline: %+v, %v; want %s", got, err, want)
+		}
+	})
+}
+
 // TestSequenceReplacesScheduled: a message of a sequence deletes the
 // sequence's message still waiting (a dead man's switch), with its
 // message.deleted event, and leaves delivered ones and other sequences be.
