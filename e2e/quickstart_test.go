@@ -90,7 +90,8 @@ func TestQuickStartREADME(t *testing.T) {
 		t.Fatalf("the quick start failed: %v\n%s\nserver log:\n%s", err, out, logs)
 	}
 	for _, want := range []string{"me@example.com is an administrator", `{"ok":true,"id":"msg_`, `{"ok":true,"status":"submitted"}`,
-		`"status":"submitted"`, `"triggered_by":"yes"`, `{"status":"already_read"}`} {
+		`"status":"submitted"`, `"triggered_by":"yes"`, `{"status":"already_read"}`,
+		`"event":"message"`, `"title":"Backup","message":"42 GB in 3 minutes"`, `"tags":["floppy_disk"]`} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("the quick start's output lacks %s:\n%s", want, out)
 		}

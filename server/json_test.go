@@ -24,7 +24,8 @@ func TestSendNotJSONSaysWhatToSend(t *testing.T) {
 		want       []string // all in the message
 	}{
 		{"plain text (curl -d)", "Backup done", form,
-			[]string{`the request body must be a JSON object such as {"title":"Backup done"}`, "got plain text"}},
+			[]string{`the request body must be a JSON object such as {"title":"Backup done"}`, "got plain text",
+				"to send plain text as the message, as ntfy does, POST it to " + env.srv.URL + "/" + token}},
 		{"form data", "title=Backup+done&priority=high", form,
 			[]string{`such as {"title":"Backup done"}`, "got form data (key=value pairs)"}},
 		{"empty", "", nil, []string{"the request body is empty", `such as {"title":"Backup done"}`}},
@@ -35,7 +36,8 @@ func TestSendNotJSONSaysWhatToSend(t *testing.T) {
 		{"cut short", `{"title": "x"`, nil, []string{"ends before its value does"}},
 		{"two objects", `{"title": "x"} {"title": "y"}`, nil, []string{"more after its JSON value"}},
 		{"a Title header", "details", []string{"Title", "Backup done"},
-			[]string{"got plain text", "a Title header is not read: put the title in the JSON body"}},
+			[]string{"got plain text", "a Title header is not read: put the title in the JSON body, or publish ntfy-style to " +
+				env.srv.URL + "/" + token}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := msgSub(env, t)

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"errors"
 	"net/http"
 	"strconv"
@@ -40,23 +41,30 @@ func (s *Server) handleSend(w http.ResponseWriter, r *http.Request, p httprouter
 	}
 	pl, err := parseSend(body)
 	if err != nil {
-		return titleHeaderHint(r, err)
+		return s.ntfyHint(r, p.ByName("token"), body, err)
 	}
 	return s.deliverMessage(w, r, ch, pl)
 }
 
-// titleHeaderHint adds to a refused send that came with a Title header (as
-// other notification services take it) that Herald reads the title from
-// the JSON body only.
-func titleHeaderHint(r *http.Request, err error) error {
+// ntfyHint adds to a refused send that looks like an ntfy publish (a
+// Title header, or a plain text body, as `curl -d "Backup done"` sends)
+// where the same channel takes it as ntfy does: Herald reads the title
+// from the JSON body only, and its ntfy door at <base_url>/<token> reads
+// headers and text.
+func (s *Server) ntfyHint(r *http.Request, token string, body []byte, err error) error {
 	ae, ok := asAPIError(err)
 	if !ok || ae.status != http.StatusBadRequest {
 		return err
 	}
+	door := s.baseURL + "/" + token
 	for _, h := range []string{"Title", "X-Title"} {
 		if r.Header.Get(h) != "" {
-			return newError(ae.status, ae.code, "%s (a %s header is not read: put the title in the JSON body)", ae.message, h)
+			return newError(ae.status, ae.code, "%s (a %s header is not read: put the title in the JSON body, "+
+				"or publish ntfy-style to %s, which reads headers and a text body)", ae.message, h, door)
 		}
+	}
+	if ae.code == "invalid_json" && len(bytes.TrimSpace(body)) > 0 && describeBody(bytes.TrimSpace(body)) == "plain text" {
+		return newError(ae.status, ae.code, "%s; to send plain text as the message, as ntfy does, POST it to %s", ae.message, door)
 	}
 	return err
 }
