@@ -5,13 +5,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/heraldhq/herald/internal/testkit"
 	"io"
 	"net/http"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/heraldhq/herald/internal/testkit"
 
 	"github.com/heraldhq/herald/config"
 	"github.com/heraldhq/herald/internal/pgtest"

@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/heraldhq/herald/ntfy"
 )
 
 // Limits of a message's extras, scheduled delivery and http actions
@@ -77,19 +79,8 @@ func validClick(s string) error {
 }
 
 // ValidSequenceID reports whether s is in ntfy's alphabet of topics and
-// sequence ids: 1 to 64 letters, digits, - and _.
-func ValidSequenceID(s string) bool {
-	if s == "" || len(s) > MaxSequenceID {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_') {
-			return false
-		}
-	}
-	return true
-}
+// sequence ids: 1 to 64 letters, digits, - and _ (ntfy.ValidID).
+func ValidSequenceID(s string) bool { return ntfy.ValidID(s) }
 
 // checkDelivery validates when and how a message goes out, against now.
 func checkDelivery(p *SendPayload, now time.Time) error {

@@ -3,10 +3,11 @@ package store
 import (
 	"context"
 	"errors"
-	"github.com/heraldhq/herald/internal/testkit"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/heraldhq/herald/internal/testkit"
 )
 
 // extrasFixture is a store on a settable clock with a user, who has an
