@@ -42,12 +42,7 @@ func (s *Server) handleNtfyClear(w http.ResponseWriter, r *http.Request, topic, 
 // HTTP status followed by two digits. An internal error is logged, and
 // shown only as such.
 func (s *Server) writeNtfyClearError(w http.ResponseWriter, r *http.Request, err error) {
-	ae, ok := asAPIError(err)
-	if !ok {
-		s.log.ErrorContext(r.Context(), "internal error", "request_id", requestID(r.Context()),
-			"method", r.Method, "path", redactPath(r.URL.Path), "err", err)
-		ae = newError(http.StatusInternalServerError, "internal_error", "internal error")
-	}
+	ae := s.shownError(r, err)
 	if ae.status == http.StatusUnauthorized {
 		// ntfy's clients take 401 as "log in"; a token nobody has is not
 		// a topic at all.
