@@ -174,9 +174,9 @@ func TestListQueryPlans(t *testing.T) {
 	t.Parallel()
 	f := newListFixture(t, filepath.Join(t.TempDir(), "herald.db"), 2000)
 	for name, q := range map[string]string{
-		"channel":          `SELECT rowid FROM messages WHERE channel_id = 'x' AND rowid < 5 ORDER BY rowid DESC LIMIT 51`,
-		"approver":         `SELECT position FROM message_approvers WHERE user_id = 'u' AND channel_id = 'x' AND position < 5 ORDER BY position DESC LIMIT 51`,
-		"page":             "SELECT " + messageCols + messageFrom + "WHERE m.rowid IN (1, 2, 3) ORDER BY m.rowid DESC",
+		"channel":  `SELECT rowid FROM messages WHERE channel_id = 'x' AND rowid < 5 ORDER BY rowid DESC LIMIT 51`,
+		"approver": `SELECT position FROM message_approvers WHERE user_id = 'u' AND channel_id = 'x' AND position < 5 ORDER BY position DESC LIMIT 51`,
+		"page":     "SELECT " + messageCols + messageFrom + "WHERE m.rowid IN (1, 2, 3) ORDER BY m.rowid DESC",
 		"approver by state": `SELECT a.position FROM message_approvers a JOIN messages m ON m.rowid = a.position
 			WHERE a.user_id = 'u' AND a.channel_id = 'x' AND (m.state = 'a' OR m.state = 'b') AND a.position < 5 ORDER BY a.position DESC LIMIT 51`,
 		"approved channels": `WITH RECURSIVE c(id) AS (
