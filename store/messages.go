@@ -112,6 +112,29 @@ func scanMessage(row scanner) (*Message, error) {
 	return &m, nil
 }
 
+// messageMarks are the topics a new message wakes, made once for each
+// combination of an approval deadline (bit 0), a push (bit 1) and a
+// scheduled delivery (bit 2), so that a send allocates no list of them.
+var messageMarks = func() (out [8][]string) {
+	for i := range out {
+		out[i] = []string{TopicEvents}
+		for bit, topic := range []string{TopicApprovals, TopicPush, TopicScheduled} {
+			if i&(1<<bit) != 0 {
+				out[i] = append(out[i], topic)
+			}
+		}
+	}
+	return out
+}()
+
+// b2i is 1 for true and 0 for false.
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
 // CreateMessage stores m, filling ID, State and CreatedAt. It returns once the
 // message is committed (durably, with synchronous=full).
 func (s *Store) CreateMessage(ctx context.Context, m *Message) error {
@@ -135,16 +158,8 @@ func (s *Store) CreateMessage(ctx context.Context, m *Message) error {
 	args := []any{m.ID, m.ChannelID, m.Title, m.Body, m.Priority, string(m.Actions), m.CallbackURL, m.Muted,
 		approvalJSON(m.Approval), m.State, ms(m.CreatedAt), deadline,
 		nullText(m.Extras), nullString(m.SequenceID), nullMS(m.DeliverAt), m.Ephemeral, m.NoPush}
-	marks := []string{TopicEvents}
-	if deadline != nil {
-		marks = append(marks, TopicApprovals)
-	}
-	if !m.Muted {
-		marks = append(marks, TopicPush) // the pusher checks cheaply whether a job is due
-	}
-	if m.DeliverAt != nil {
-		marks = append(marks, TopicScheduled)
-	}
+	// The pusher checks cheaply whether a job is due.
+	marks := messageMarks[b2i(deadline != nil)|b2i(!m.Muted)<<1|b2i(m.DeliverAt != nil)<<2]
 	insert := func(tx *writeTx) error {
 		// One statement: the messages_created trigger records the stream
 		// event and queues the push job (migrations 0007, 0026).
