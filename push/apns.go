@@ -72,7 +72,8 @@ type apnsPayload struct {
 }
 
 // apnsPayloadFor maps priority: high → sound and time-sensitive, priority 10;
-// normal → alert, priority 10; low → passive, priority 5.
+// normal → alert, priority 10; low → passive, priority 5. A silent
+// notification is passive and without sound.
 func apnsPayloadFor(n Notification) ([]byte, int, error) {
 	p := apnsPayload{MessageID: n.MessageID, ChannelID: n.ChannelID, Actions: n.Actions,
 		APS: aps{Alert: apsAlert{Title: n.Title, Body: PlainText(n.Body)}, InterruptionLevel: "active", MutableContent: 1}}
@@ -85,6 +86,11 @@ func apnsPayloadFor(n Notification) ([]byte, int, error) {
 		p.APS.Sound, p.APS.InterruptionLevel = "default", "time-sensitive"
 	case "low":
 		p.APS.InterruptionLevel, prio = "passive", apns2.PriorityLow
+	}
+	if n.Silent {
+		// Quiet hours: in the notification list, without sound, without
+		// lighting the screen.
+		p.APS.Sound, p.APS.InterruptionLevel = "", "passive"
 	}
 	return fitPayload(&p.APS.Alert.Body, apnsMaxPayload, func() ([]byte, error) { return json.Marshal(p) }, prio)
 }

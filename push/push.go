@@ -33,6 +33,9 @@ type Notification struct {
 	// where the platform can.
 	Tags               []string
 	Click, Icon, Image string
+	// Silent shows the notification without sound or alert: its user's
+	// quiet hours are on, and they chose to see pushes silently.
+	Silent bool
 
 	// What a browser's service worker needs besides (Web Push only).
 

@@ -55,6 +55,7 @@ type webPushPayload struct {
 	Priority  string          `json:"priority"`
 	Tag       string          `json:"tag"`
 	Renotify  bool            `json:"renotify,omitempty"` // a sequence's later message alerts again
+	Silent    bool            `json:"silent,omitempty"`   // quiet hours: shown without sound or alert
 	Tags      []string        `json:"tags,omitempty"`
 	Click     string          `json:"click,omitempty"` // opened by a click instead of URL
 	Icon      string          `json:"icon,omitempty"`
@@ -83,7 +84,8 @@ func webPayload(n Notification) webPushPayload {
 		p.Type, p.Status = KindUpdate, n.Status
 		return p
 	}
-	p.Renotify = n.Group != ""
+	p.Renotify = n.Group != "" && !n.Silent
+	p.Silent = n.Silent
 	p.Tags, p.Click, p.Icon, p.Image = n.Tags, n.Click, n.Icon, n.Image
 	p.Answer = n.Answer
 	// Actions the service worker cannot read are left out rather than
