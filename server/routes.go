@@ -5,7 +5,7 @@ import "net/http"
 // routes registers every endpoint in one place.
 func (s *Server) routes() {
 	const (
-		get, post, patch, del = http.MethodGet, http.MethodPost, http.MethodPatch, http.MethodDelete
+		get, post, put, patch, del = http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete
 	)
 	s.public(get, "/healthz", s.handleHealth)
 	if s.cfg.Metrics {
@@ -24,6 +24,8 @@ func (s *Server) routes() {
 	s.sessionOnly(del, "/v1/auth/user", s.handleDeleteUser)
 	s.sessionOnly(get, "/v1/account", s.handleAccount)
 	s.sessionOnly(post, "/v1/account/password", s.handleChangePassword)
+	s.authed(get, "/v1/account/quiet-hours", s.handleGetQuietHours)
+	s.authed(put, "/v1/account/quiet-hours", s.handlePutQuietHours)
 
 	s.adminOnly(get, "/v1/admin/users", s.handleAdminListUsers)
 	s.adminOnly(post, "/v1/admin/users", s.handleAdminCreateUser)
