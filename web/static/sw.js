@@ -112,7 +112,10 @@ async function showMessage(d) {
     // A push must show something; one this worker cannot read says so.
     return self.registration.showNotification('Herald', { body: 'A new notification arrived. Open Herald to read it.', icon: ICON, badge: BADGE });
   }
-  const high = d.priority === 'high';
+  // A silent push (its user's quiet hours) is shown, without sound,
+  // vibration or insistence, whatever its priority.
+  const quiet = d.silent === true;
+  const high = d.priority === 'high' && !quiet;
   const low = d.priority === 'low';
   return self.registration.showNotification(d.title || 'Herald', {
     body: (d.channel ? d.channel + '\n' : '') + (d.body || ''),
@@ -123,8 +126,8 @@ async function showMessage(d) {
     requireInteraction: high,
     // A sequence's later message replaces the earlier one under the same
     // tag, and alerts again.
-    renotify: high || d.renotify === true,
-    silent: low,
+    renotify: high || (d.renotify === true && !quiet),
+    silent: low || quiet,
     image: typeof d.image === 'string' && /^https?:/.test(d.image) ? d.image : undefined,
     actions: buttonsOf(d.actions),
     data: { message_id: d.message_id, channel: d.channel || '', url: d.url || '/', actions: d.actions || [], answer: d.answer || null,
