@@ -115,6 +115,17 @@ func deref(p *int) int {
 	return *p
 }
 
+// compatUrgent makes an ntfy priority 5 (max) or Gotify priority 10 send
+// to a channel that takes urgent messages urgent, with the channel's
+// policy, where it can alert: pushed (not ntfy's cache=no or firebase=no)
+// and with room for the Acknowledge button. Else it stays high.
+func compatUrgent(p *SendPayload) {
+	if p.Ephemeral || p.NoPush || checkUrgentSend(&SendPayload{Priority: PriorityUrgent, Actions: p.Actions}) != nil {
+		return
+	}
+	p.Priority = PriorityUrgent
+}
+
 // withAckButton returns actions with the Acknowledge button last, unless
 // one of them is it already.
 func withAckButton(actions []Action) []Action {

@@ -25,6 +25,9 @@ func (s *Service) Send(ctx context.Context, ch *store.Channel, p *SendPayload) (
 	if err := checkDelivery(p, s.now()); err != nil {
 		return nil, err
 	}
+	if p.NtfyPriority == 5 && ch.Urgent != nil {
+		compatUrgent(p)
+	}
 	for i, a := range p.Actions {
 		if a.Type == "http" {
 			if err := s.checkHost(fmt.Sprintf("actions[%d].value", i), a.Value); err != nil {
