@@ -276,6 +276,17 @@ func (p *Pusher) forBrowsers(ctx context.Context, n *push.Notification, m *store
 		if m.State == store.StateExpired && m.ApprovalStatus == "" {
 			n.Status = "expired"
 		}
+		if m.Priority == "urgent" && m.State == store.StatePending && m.ApprovalStatus == "" {
+			// Unanswered, the alert ended: acknowledged, cancelled or
+			// expired.
+			a, err := p.st.Alert(ctx, m.ID)
+			if err != nil && !errors.Is(err, store.ErrNotFound) {
+				return err
+			}
+			if a != nil {
+				n.Status = a.State
+			}
+		}
 	}
 	return nil
 }

@@ -88,8 +88,9 @@ type fcmAndroid struct {
 	CollapseKey  string `json:"collapse_key,omitempty"`
 	Notification struct {
 		Sound string `json:"sound,omitempty"`
-		// NotificationPriority is PRIORITY_LOW for a silent push (quiet
-		// hours); empty: the app's channel decides.
+		// NotificationPriority is PRIORITY_MAX on an urgent message: a
+		// heads-up notification that stays; PRIORITY_LOW on a silent one
+		// (quiet hours).
 		NotificationPriority string `json:"notification_priority,omitempty"`
 		Tag                  string `json:"tag,omitempty"`
 		Image                string `json:"image,omitempty"`
@@ -97,9 +98,12 @@ type fcmAndroid struct {
 	} `json:"notification"`
 }
 
-// fcmPayloadFor maps priority: high → android priority HIGH with sound; low
-// → NORMAL; normal → HIGH without sound (a visible notification). A silent
-// notification is NORMAL, without sound, at notification priority low.
+// fcmPayloadFor maps priority: urgent → android priority HIGH with sound
+// and notification priority PRIORITY_MAX; high → HIGH with sound; low →
+// NORMAL; normal → HIGH without sound (a visible notification). An urgent
+// message's repeats replace its notification (the same tag) and sound
+// again. A silent notification (quiet hours) is NORMAL, without sound, at
+// notification priority low.
 func fcmPayloadFor(token string, n Notification) ([]byte, error) {
 	var m fcmMessage
 	m.Message.Token = token
@@ -121,6 +125,9 @@ func fcmPayloadFor(token string, n Notification) ([]byte, error) {
 		}
 	}
 	switch n.Priority {
+	case "urgent":
+		m.Message.Android.Notification.Sound = "default"
+		m.Message.Android.Notification.NotificationPriority = "PRIORITY_MAX"
 	case "high":
 		m.Message.Android.Notification.Sound = "default"
 	case "low":

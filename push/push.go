@@ -22,7 +22,7 @@ type Notification struct {
 	ChannelID string
 	Title     string
 	Body      string          // Markdown, as sent; each provider renders plain text
-	Priority  string          // low, normal, high
+	Priority  string          // low, normal, high, urgent (alerts until acknowledged)
 	Actions   json.RawMessage // the message's actions, so an app can draw buttons
 
 	// Group is the notification's identity when it is not the message's

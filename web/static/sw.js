@@ -123,7 +123,9 @@ async function showMessage(d) {
     icon: ICON,
     badge: BADGE,
     timestamp: Date.now(),
-    requireInteraction: high,
+    // An urgent message's notification stays until acted on, and each
+    // repeat alerts again.
+    requireInteraction: high || d.require_interaction === true,
     // A sequence's later message replaces the earlier one under the same
     // tag, and alerts again.
     renotify: high || (d.renotify === true && !quiet),
@@ -140,6 +142,8 @@ const STATUS_TEXT = {
   approved: 'Approved',
   rejected: 'Rejected',
   expired: 'Expired',
+  acknowledged: 'Acknowledged',
+  cancelled: 'Cancelled',
 };
 
 // replace shows a notification's final state under the same tag, silently
