@@ -107,7 +107,7 @@ func apnsPayloadFor(n Notification, critical bool) ([]byte, int, error) {
 	if n.Silent {
 		// Quiet hours: in the notification list, without sound, without
 		// lighting the screen.
-		p.APS.Sound, p.APS.InterruptionLevel = "", "passive"
+		p.APS.Sound, p.APS.InterruptionLevel = nil, "passive"
 	}
 	return fitPayload(&p.APS.Alert.Body, apnsMaxPayload, func() ([]byte, error) { return json.Marshal(p) }, prio)
 }
