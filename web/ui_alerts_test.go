@@ -4,6 +4,7 @@ package web_test
 // Acknowledge and Resolve buttons, and the channel's urgent policy editor.
 
 import (
+	"fmt"
 	"net/http"
 	"testing"
 )
@@ -94,4 +95,91 @@ func TestUIUrgentAlert(t *testing.T) {
 	if a := alertOf(e.apiMessage(tok, second)); a["state"] != "cancelled" || a["cancelled_by"] != ada.ID {
 		t.Errorf("stored alert after Resolve = %v, want cancelled by %s", a, ada.ID)
 	}
+}
+
+// chips is what a people list shows: entry → state.
+func (b *browser) chips(list string) map[string]string {
+	b.t.Helper()
+	return eval[map[string]string](b, `Object.fromEntries(Array.from(document.querySelectorAll(`+js(list+" li.chip")+`)).map((c) =>
+		[c.querySelector("span").textContent, c.dataset.state]))`)
+}
+
+// TestUIChannelUrgentPolicy: the channel's Urgent alerts card turns urgent
+// messages on with its times and an escalation list, whose people are
+// invited and shown as the approvers are (named once they accept); a
+// repeat longer than the expiry is refused beside Repeat; turning urgent
+// messages off stores null.
+func TestUIChannelUrgentPolicy(t *testing.T) {
+	e, b, _ := setup(t)
+	tok := e.token(adaEmail, adaPassword)
+	e.addUser("bob@example.com", "bob's password!")
+	id, _ := e.channel(tok, "Power")
+	row := `#channels tr[data-channel-id="` + id + `"]`
+
+	b.signIn(adaEmail, adaPassword)
+	b.openView("channels")
+	b.click(row + " button.channel-urgent")
+	b.waitFor("the urgent card", shownJS("#urgent-editor")+` && `+loaded())
+	if eval[bool](b, `document.getElementById("urgent-allow").checked`) {
+		t.Error("a channel without urgent messages shows them on")
+	}
+	b.click("#urgent-allow")
+	b.choose("#urgent-repeat", "1800")
+	b.choose("#urgent-expire", "300")
+	b.click("#urgent-save")
+	b.waitFieldError("#urgent-repeat", "Repeat (1800) must not exceed urgent.expire_seconds (300).")
+	if ch := e.apiChannel(tok, id); ch["urgent"] != nil {
+		t.Fatalf("after a refusal the channel's urgent = %v, want null", ch["urgent"])
+	}
+
+	b.choose("#urgent-repeat", "60")
+	b.fill("#urgent-email", "bob@example.com")
+	b.click("#urgent-add")
+	b.fill("#urgent-email", "carol@example.com")
+	b.click("#urgent-add")
+	b.choose("#urgent-escalate", "120")
+	b.click("#urgent-save")
+	b.waitFor("saved", `document.getElementById("urgent-editor").hidden && `+loaded())
+	mustErrorEmpty(b)
+	want := map[string]any{"repeat_seconds": 60.0, "expire_seconds": 300.0, "escalate_after_seconds": 120.0,
+		"escalation": []any{"bob@example.com", "carol@example.com"}}
+	if got := e.apiChannel(tok, id)["urgent"]; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("stored urgent policy = %v, want %v", got, want)
+	}
+	if got := b.text(row + " .urgent-badge"); got != "urgent" {
+		t.Errorf("the channel's row marks urgent messages with %q", got)
+	}
+
+	// Bob accepts; the card names him, Carol (no account) stays invited.
+	e.acceptInvitations("bob@example.com", "bob's password!")
+	b.click(row + " button.channel-urgent")
+	b.waitFor("the urgent card again", shownJS("#urgent-escalation li.chip")+` && `+loaded())
+	if got := b.chips("#urgent-escalation"); fmt.Sprint(got) != fmt.Sprint(map[string]string{
+		"bob@example.com (bob)": "accepted", "carol@example.com": "invited"}) {
+		t.Errorf("escalation chips = %v", got)
+	}
+	if got := eval[string](b, `document.getElementById("urgent-repeat").value + "/" + document.getElementById("urgent-expire").value + "/" +
+		document.getElementById("urgent-escalate").value`); got != "60/300/120" {
+		t.Errorf("the card shows times %s, want 60/300/120", got)
+	}
+
+	b.click("#urgent-allow")
+	b.click("#urgent-save")
+	b.waitFor("saved off", `document.getElementById("urgent-editor").hidden && `+loaded())
+	if ch := e.apiChannel(tok, id); ch["urgent"] != nil {
+		t.Errorf("after turning urgent messages off the channel's urgent = %v, want null", ch["urgent"])
+	}
+	if b.shown(row + " .urgent-badge") {
+		t.Error("the row still marks urgent messages")
+	}
+}
+
+// apiChannel is GET /v1/channels/{id}.
+func (e *env) apiChannel(token, id string) map[string]any {
+	e.t.Helper()
+	status, body := e.api(http.MethodGet, "/v1/channels/"+id, token, nil)
+	if status != http.StatusOK {
+		e.t.Fatalf("GET /v1/channels/%s: %d %v", id, status, body)
+	}
+	return body
 }
