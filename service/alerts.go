@@ -52,7 +52,7 @@ func (s *Service) acknowledge(ctx context.Context, m *store.Message, who *store.
 	case errors.Is(err, store.ErrAlertClosed):
 		return Answer{}, conflict("alert_closed", "this alert is no longer active: it was acknowledged, cancelled or expired")
 	case errors.Is(err, store.ErrNotFound):
-		return Answer{}, conflict("alert_closed", "this urgent message has no alert: it was sent to a muted channel")
+		return Answer{}, conflict("alert_closed", "this urgent message has no alert: it was not pushed (its channel was muted), so nothing repeats")
 	case err != nil:
 		return Answer{}, err
 	}
