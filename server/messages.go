@@ -47,6 +47,8 @@ type messageJSON struct {
 	SequenceID string   `json:"sequence_id,omitempty"`
 	// DeliverAt is set while the message is scheduled, until it is due.
 	DeliverAt string `json:"deliver_at,omitempty"`
+	// Alert is an urgent message's alert; null on any other.
+	Alert *service.AlertJSON `json:"alert"`
 }
 
 // pollStatus is a message's polling state as of now: a submitted response
@@ -68,9 +70,17 @@ func (s *Server) renderMessages(ctx context.Context, viewerID string, msgs []sto
 	if err != nil {
 		return nil, err
 	}
+	alerts, err := s.svc.Alerts(ctx, msgs)
+	if err != nil {
+		return nil, err
+	}
 	out := make([]messageJSON, len(msgs))
 	for i := range msgs {
 		out[i] = s.renderMessage(&msgs[i], tallies[msgs[i].ID], viewerID)
+		if a := alerts[msgs[i].ID]; a != nil {
+			j := service.RenderAlert(a)
+			out[i].Alert = &j
+		}
 	}
 	return out, nil
 }

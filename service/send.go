@@ -25,6 +25,9 @@ func (s *Service) Send(ctx context.Context, ch *store.Channel, p *SendPayload) (
 	if err := checkDelivery(p, s.now()); err != nil {
 		return nil, err
 	}
+	if p.NtfyPriority == 5 && ch.Urgent != nil {
+		compatUrgent(p)
+	}
 	for i, a := range p.Actions {
 		if a.Type == "http" {
 			if err := s.checkHost(fmt.Sprintf("actions[%d].value", i), a.Value); err != nil {
@@ -36,6 +39,15 @@ func (s *Service) Send(ctx context.Context, ch *store.Channel, p *SendPayload) (
 	if ch.Approval != nil && len(actions) == 0 {
 		actions = ApprovalActions
 	}
+	muted := ch.Muted(s.now())
+	var alert *store.NewAlert
+	if p.Priority == PriorityUrgent {
+		var err error
+		if alert, err = urgentAlert(ch, p, muted || p.NoPush || p.Ephemeral); err != nil {
+			return nil, err
+		}
+		actions = withAckButton(actions)
+	}
 	actionsJSON := []byte("[]")
 	if len(actions) > 0 {
 		var err error
@@ -45,8 +57,8 @@ func (s *Service) Send(ctx context.Context, ch *store.Channel, p *SendPayload) (
 	}
 	m := &store.Message{
 		ChannelID: ch.ID, Title: strings.TrimSpace(*p.Title), Body: p.Body, Priority: p.Priority,
-		Actions: actionsJSON, CallbackURL: p.CallbackURL, Muted: ch.Muted(s.now()), Approval: ch.Approval,
-		SequenceID: p.SequenceID, Ephemeral: p.Ephemeral, NoPush: p.NoPush,
+		Actions: actionsJSON, CallbackURL: p.CallbackURL, Muted: muted, Approval: ch.Approval,
+		SequenceID: p.SequenceID, Ephemeral: p.Ephemeral, NoPush: p.NoPush, Alert: alert,
 	}
 	if p.DeliverAt != nil {
 		at := p.DeliverAt.UTC()

@@ -54,6 +54,11 @@ type Message struct {
 	DeliverAt  *time.Time // when a scheduled message goes out; nil when sent at once
 	Ephemeral  bool       // delivered live, then not kept
 	NoPush     bool       // streamed, never pushed to phones
+
+	// Alert, on an urgent message being created, is how it alerts: the
+	// alert is stored in the same write. Nil on every other message, and
+	// on messages read back (Store.Alert reads an alert).
+	Alert *NewAlert
 }
 
 const messageCols = `m.id, m.channel_id, (SELECT user_id FROM channels WHERE id = m.channel_id), m.title, m.body, m.priority, m.actions, m.callback_url, m.muted,
@@ -172,16 +177,25 @@ func (s *Store) CreateMessage(ctx context.Context, m *Message) error {
 		return nil
 	}
 	var err error
-	if m.SequenceID == "" {
+	if m.SequenceID == "" && m.Alert == nil {
 		err = s.insertRow(ctx, &rowWrite{ins: insertMessages, args: args, marks: marks}, insert)
 	} else {
 		// A message of a sequence replaces the sequence's message still
-		// waiting to be delivered, in the same commit.
+		// waiting to be delivered, in the same commit; an urgent message's
+		// alert is stored with it.
 		err = s.update(ctx, func(tx *writeTx) error {
-			if err := s.deleteScheduled(tx, m.ChannelID, m.SequenceID); err != nil {
+			if m.SequenceID != "" {
+				if err := s.deleteScheduled(tx, m.ChannelID, m.SequenceID); err != nil {
+					return err
+				}
+			}
+			if err := insert(tx); err != nil {
 				return err
 			}
-			return insert(tx)
+			if m.Alert != nil {
+				return s.insertAlert(tx, m)
+			}
+			return nil
 		})
 	}
 	if isForeignKey(err) {
@@ -239,13 +253,22 @@ func (s *Store) Respond(ctx context.Context, id string, result json.RawMessage, 
 // RespondWithOutcome is Respond that also keeps outcome, what answered the
 // message, for its owner to read after the response is polled away.
 func (s *Store) RespondWithOutcome(ctx context.Context, id string, result, outcome json.RawMessage, at time.Time, callback *NewDelivery) error {
-	return s.RespondWithJobs(ctx, id, result, outcome, at, callback, nil)
+	return s.RespondWithJobs(ctx, id, result, outcome, at, callback, nil, nil)
+}
+
+// AlertAcking acknowledges an urgent message's alert with the answer that
+// carries it (AcknowledgeAlert); nil on other messages.
+type AlertAcking struct {
+	Ack    AlertAck
+	Notice AlertNotice
 }
 
 // RespondWithJobs is RespondWithOutcome that also queues action, the
-// request of a tapped http action, when not nil: in the same transaction.
+// request of a tapped http action, when not nil, and acknowledges the
+// message's alert with ack, when not nil (and still active): in the same
+// transaction.
 func (s *Store) RespondWithJobs(ctx context.Context, id string, result, outcome json.RawMessage, at time.Time,
-	callback, action *NewDelivery) error {
+	callback, action *NewDelivery, ack *AlertAcking) error {
 	var kept sql.NullString
 	if outcome != nil {
 		kept = sql.NullString{String: string(outcome), Valid: true}
@@ -277,6 +300,11 @@ func (s *Store) RespondWithJobs(ctx context.Context, id string, result, outcome 
 				return err
 			}
 		}
+		if ack != nil {
+			if _, err := s.ackAlert(tx, id, ack.Ack, ack.Notice); err != nil {
+				return err
+			}
+		}
 		if callback == nil {
 			return nil
 		}
@@ -297,6 +325,9 @@ type Poll struct {
 	// an approval, from which the rules tell whether anything can answer it.
 	Actions  json.RawMessage
 	Approval bool
+	// Priority is the message's, whatever its state: an urgent message's
+	// poll also reports its alert.
+	Priority string
 }
 
 // ReadResponse is the polling read of message id in channelID. A submitted
@@ -308,13 +339,14 @@ func (s *Store) ReadResponse(ctx context.Context, channelID, id string, expireBe
 	if err != nil {
 		return Poll{}, err
 	}
+	prio := pending.Priority
 	switch {
 	case state == StatePending:
 		return pending, nil
 	case state != StateSubmitted:
-		return Poll{State: state}, nil
+		return Poll{State: state, Priority: prio}, nil
 	case !submitted.After(expireBefore):
-		return Poll{State: StateExpired}, nil
+		return Poll{State: StateExpired, Priority: prio}, nil
 	}
 	var p Poll
 	err = s.update(ctx, func(tx *writeTx) error {
@@ -336,7 +368,7 @@ func (s *Store) ReadResponse(ctx context.Context, channelID, id string, expireBe
 		if err := s.insertEvent(tx, EventUpdated, id); err != nil {
 			return err
 		}
-		p = Poll{State: StateSubmitted, Response: json.RawMessage(resp), SubmittedAt: fromMS(at)}
+		p = Poll{State: StateSubmitted, Response: json.RawMessage(resp), SubmittedAt: fromMS(at), Priority: prio}
 		return nil
 	})
 	if err != nil {
@@ -352,26 +384,28 @@ func (s *Store) ReadResponse(ctx context.Context, channelID, id string, expireBe
 	if state == StateSubmitted && !submitted.After(expireBefore) {
 		state = StateExpired
 	}
-	return Poll{State: state}, nil
+	return Poll{State: state, Priority: prio}, nil
 }
 
 // pollState reads a message's polling state and, when it is pending, the
-// Poll to answer with (its actions are read only then).
+// Poll to answer with (its actions are read only then); its Priority is
+// set whatever the state.
 func (s *Store) pollState(ctx context.Context, channelID, id string) (string, time.Time, Poll, error) {
-	var state string
+	var state, prio string
 	var submitted sql.NullInt64
 	var actions sql.NullString
 	var approval bool
-	err := s.read.QueryRowContext(ctx, `SELECT state, submitted_at, CASE WHEN state = ? THEN actions END, approval IS NOT NULL
+	err := s.read.QueryRowContext(ctx, `SELECT state, submitted_at, CASE WHEN state = ? THEN actions END, approval IS NOT NULL, priority
 		FROM messages WHERE id = ? AND channel_id = ?`, StatePending, id, channelID).
-		Scan(&state, &submitted, &actions, &approval)
+		Scan(&state, &submitted, &actions, &approval, &prio)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", time.Time{}, Poll{}, fmt.Errorf("store: poll %s: %w", id, ErrNotFound)
 	}
 	if err != nil {
 		return "", time.Time{}, Poll{}, fmt.Errorf("store: poll %s: %w", id, err)
 	}
-	return state, fromMS(submitted.Int64), Poll{State: state, Actions: json.RawMessage(actions.String), Approval: approval}, nil
+	return state, fromMS(submitted.Int64), Poll{State: state, Actions: json.RawMessage(actions.String), Approval: approval,
+		Priority: prio}, nil
 }
 
 // nullText stores an absent JSON document as NULL.
