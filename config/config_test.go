@@ -221,7 +221,7 @@ max_in_memory = 2
 			Apple:  Apple{BundleID: "com.example.app", ProProductIDs: []string{"pro.monthly"}, RootCAFile: "/root.pem"},
 			Google: Google{PackageName: "com.example.app", ProProductIDs: []string{"pro"}, CredentialsFile: "/play.json", Endpoint: "http://127.0.0.1:2", PubsubAudience: "https://herald.example.com/v1/subscriptions/google/webhook"},
 		},
-		Retention: Retention{Messages: Duration{24 * time.Hour}},
+		Retention:   Retention{Messages: Duration{24 * time.Hour}},
 		Attachments: Attachments{MaxFileSize: 512 << 10, FetchTimeout: Duration{3 * time.Second}, MaxInMemory: 2},
 	}
 	if !reflect.DeepEqual(cfg, want) {
