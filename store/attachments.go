@@ -33,7 +33,7 @@ type Attachment struct {
 	AttachmentInfo
 	MessageID string
 	UserID    string    // the channel owner, whose quota it counts against
-	Data      []byte    // the file, or its thumbnail when that was asked for
+	Data      []byte    // the file
 	CreatedAt time.Time // also the message's
 }
 
@@ -108,29 +108,42 @@ func underQuota(tx *writeTx, userID string, size, max int64) error {
 	return nil
 }
 
-// Attachment returns attachment id with its file, or with its thumbnail
-// when thumbnail is set (ErrNotFound when it has none). Callers check who
-// may read it (its message's readers).
-func (s *Store) Attachment(ctx context.Context, id string, thumbnail bool) (*Attachment, error) {
-	col := "data"
-	if thumbnail {
-		col = "thumbnail"
-	}
+// Attachment returns attachment id without its bytes (Data is nil):
+// what it is, and the message that decides who may read it.
+func (s *Store) Attachment(ctx context.Context, id string) (*Attachment, error) {
 	var a Attachment
 	var width, height sql.NullInt64
 	var created int64
-	var data []byte
 	err := s.read.QueryRowContext(ctx, `SELECT id, message_id, user_id, name, content_type, size, thumbnail IS NOT NULL,
-			width, height, created_at, `+col+` FROM attachments WHERE id = ?`, id).
-		Scan(&a.ID, &a.MessageID, &a.UserID, &a.Name, &a.ContentType, &a.Size, &a.Thumbnail, &width, &height, &created, &data)
+			width, height, created_at FROM attachments WHERE id = ?`, id).
+		Scan(&a.ID, &a.MessageID, &a.UserID, &a.Name, &a.ContentType, &a.Size, &a.Thumbnail, &width, &height, &created)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("store: attachment %s: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: attachment %s: %w", id, err)
+	}
+	a.Width, a.Height, a.CreatedAt = int(width.Int64), int(height.Int64), fromMS(created)
+	return &a, nil
+}
+
+// AttachmentData returns the bytes of attachment id, or of its thumbnail
+// when thumbnail is set: ErrNotFound when there are none (it was deleted,
+// or has no thumbnail).
+func (s *Store) AttachmentData(ctx context.Context, id string, thumbnail bool) ([]byte, error) {
+	q := "SELECT data FROM attachments WHERE id = ?"
+	if thumbnail {
+		q = "SELECT thumbnail FROM attachments WHERE id = ?"
+	}
+	var data []byte
+	err := s.read.QueryRowContext(ctx, q, id).Scan(&data)
 	if errors.Is(err, sql.ErrNoRows) || (err == nil && data == nil) {
 		return nil, fmt.Errorf("store: attachment %s: %w", id, ErrNotFound)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("store: attachment %s: %w", id, err)
 	}
-	a.Width, a.Height, a.CreatedAt, a.Data = int(width.Int64), int(height.Int64), fromMS(created), data
-	return &a, nil
+	return data, nil
 }
 
 // AttachmentBytes is how many bytes of files userID keeps.

@@ -66,8 +66,11 @@ func TestAttachmentStoredWithMessage(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := f.s.Attachment(ctx, a.ID, false)
+		got, err := f.s.Attachment(ctx, a.ID)
 		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Data, err = f.s.AttachmentData(ctx, a.ID, false); err != nil {
 			t.Fatal(err)
 		}
 		if !bytes.Equal(got.Data, data) || got.Size != int64(len(data)) || got.MessageID != m.ID || got.UserID != f.owner.ID ||
@@ -75,9 +78,9 @@ func TestAttachmentStoredWithMessage(t *testing.T) {
 			!got.CreatedAt.Equal(m.CreatedAt) {
 			t.Errorf("attachment read back as %+v (%d bytes); want what was stored", got.AttachmentInfo, len(got.Data))
 		}
-		tn, err := f.s.Attachment(ctx, a.ID, true)
-		if err != nil || !bytes.Equal(tn.Data, thumb) {
-			t.Fatalf("thumbnail = %q, %v; want %q", tn.Data, err, thumb)
+		tn, err := f.s.AttachmentData(ctx, a.ID, true)
+		if err != nil || !bytes.Equal(tn, thumb) {
+			t.Fatalf("thumbnail = %q, %v; want %q", tn, err, thumb)
 		}
 		stored, err := f.s.Message(ctx, m.ID)
 		if err != nil {
@@ -98,10 +101,10 @@ func TestAttachmentStoredWithMessage(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := f.s.Attachment(ctx, b.ID, true); !errors.Is(err, ErrNotFound) {
+		if _, err := f.s.AttachmentData(ctx, b.ID, true); !errors.Is(err, ErrNotFound) {
 			t.Errorf("thumbnail of an attachment without one: %v, want ErrNotFound", err)
 		}
-		if _, err := f.s.Attachment(ctx, "att_nope", false); !errors.Is(err, ErrNotFound) {
+		if _, err := f.s.Attachment(ctx, "att_nope"); !errors.Is(err, ErrNotFound) {
 			t.Errorf("unknown attachment: %v, want ErrNotFound", err)
 		}
 	})
@@ -168,7 +171,7 @@ func TestAttachmentGoesWithItsMessage(t *testing.T) {
 		f := newAttachmentFixture(t, dsn, clock)
 		gone := func(what string, a *Attachment) {
 			t.Helper()
-			if _, err := f.s.Attachment(ctx, a.ID, false); !errors.Is(err, ErrNotFound) {
+			if _, err := f.s.AttachmentData(ctx, a.ID, false); !errors.Is(err, ErrNotFound) {
 				t.Errorf("after %s: attachment %v, want ErrNotFound", what, err)
 			}
 			if n := f.count(t, "SELECT count(*) FROM attachments WHERE id = ?", a.ID); n != 0 {
@@ -199,7 +202,7 @@ func TestAttachmentGoesWithItsMessage(t *testing.T) {
 			t.Fatal(err)
 		}
 		gone("the retention sweep", old)
-		if _, err := f.s.Attachment(ctx, kept.ID, false); err != nil {
+		if _, err := f.s.Attachment(ctx, kept.ID); err != nil {
 			t.Errorf("a newer message's attachment after the sweep: %v", err)
 		}
 		if err := f.s.DeleteChannel(ctx, f.owner.ID, f.channel.ID); err != nil {
