@@ -115,36 +115,7 @@ func scanMessage(row scanner) (*Message, error) {
 // CreateMessage stores m, filling ID, State and CreatedAt. It returns once the
 // message is committed (durably, with synchronous=full).
 func (s *Store) CreateMessage(ctx context.Context, m *Message) error {
-	m.State = StatePending
-	m.CreatedAt = s.now().UTC().Truncate(time.Millisecond)
-	m.ID = NewSortableID("msg_", m.CreatedAt)
-	if len(m.Actions) == 0 {
-		m.Actions = json.RawMessage("[]")
-	}
-	var deadline any
-	if m.Approval != nil {
-		// A scheduled approval's window opens when it is delivered.
-		start := m.CreatedAt
-		if m.DeliverAt != nil {
-			start = *m.DeliverAt
-		}
-		d := start.Add(time.Duration(m.Approval.WindowSeconds) * time.Second)
-		m.ApprovalDeadline = &d
-		deadline = ms(d)
-	}
-	args := []any{m.ID, m.ChannelID, m.Title, m.Body, m.Priority, string(m.Actions), m.CallbackURL, m.Muted,
-		approvalJSON(m.Approval), m.State, ms(m.CreatedAt), deadline,
-		nullText(m.Extras), nullString(m.SequenceID), nullMS(m.DeliverAt), m.Ephemeral, m.NoPush}
-	marks := []string{TopicEvents}
-	if deadline != nil {
-		marks = append(marks, TopicApprovals)
-	}
-	if !m.Muted {
-		marks = append(marks, TopicPush) // the pusher checks cheaply whether a job is due
-	}
-	if m.DeliverAt != nil {
-		marks = append(marks, TopicScheduled)
-	}
+	args, marks := s.prepareMessage(m)
 	insert := func(tx *writeTx) error {
 		// One statement: the messages_created trigger records the stream
 		// event and queues the push job (migrations 0007, 0026).
@@ -169,6 +140,11 @@ func (s *Store) CreateMessage(ctx context.Context, m *Message) error {
 			return insert(tx)
 		})
 	}
+	return s.createError(m, err)
+}
+
+// createError is the error of a failed create of message m.
+func (s *Store) createError(m *Message, err error) error {
 	if isForeignKey(err) {
 		// The channel was deleted (by another process, after a cached
 		// token lookup): as if the token were unknown.
@@ -179,6 +155,42 @@ func (s *Store) CreateMessage(ctx context.Context, m *Message) error {
 		return fmt.Errorf("store: create message: %w", err)
 	}
 	return nil
+}
+
+// prepareMessage fills m's ID, State and CreatedAt and returns the
+// arguments of its insert and the topics its commit wakes.
+func (s *Store) prepareMessage(m *Message) (args []any, marks []string) {
+	m.State = StatePending
+	m.CreatedAt = s.now().UTC().Truncate(time.Millisecond)
+	m.ID = NewSortableID("msg_", m.CreatedAt)
+	if len(m.Actions) == 0 {
+		m.Actions = json.RawMessage("[]")
+	}
+	var deadline any
+	if m.Approval != nil {
+		// A scheduled approval's window opens when it is delivered.
+		start := m.CreatedAt
+		if m.DeliverAt != nil {
+			start = *m.DeliverAt
+		}
+		d := start.Add(time.Duration(m.Approval.WindowSeconds) * time.Second)
+		m.ApprovalDeadline = &d
+		deadline = ms(d)
+	}
+	args = []any{m.ID, m.ChannelID, m.Title, m.Body, m.Priority, string(m.Actions), m.CallbackURL, m.Muted,
+		approvalJSON(m.Approval), m.State, ms(m.CreatedAt), deadline,
+		nullText(m.Extras), nullString(m.SequenceID), nullMS(m.DeliverAt), m.Ephemeral, m.NoPush}
+	marks = []string{TopicEvents}
+	if deadline != nil {
+		marks = append(marks, TopicApprovals)
+	}
+	if !m.Muted {
+		marks = append(marks, TopicPush) // the pusher checks cheaply whether a job is due
+	}
+	if m.DeliverAt != nil {
+		marks = append(marks, TopicScheduled)
+	}
+	return args, marks
 }
 
 // Message returns a message by id, whoever owns it; callers check access.
