@@ -12,6 +12,7 @@ import (
 	"math/rand/v2"
 	"mime/multipart"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -412,4 +413,178 @@ func attInfo(t *testing.T, extras json.RawMessage) *store.AttachmentInfo {
 		t.Fatalf("extras %s: %+v, %v", extras, x.Attachment, err)
 	}
 	return x.Attachment
+}
+
+// TestAttachmentFetched: "attachment": {"url"} is fetched at send time
+// and kept like an upload; each failure is a 4xx that says why, and
+// stores nothing.
+func TestAttachmentFetched(t *testing.T) {
+	pic := attPNG(t, 64, 48)
+	release := make(chan struct{})
+	files := http.NewServeMux()
+	files.HandleFunc("/cam/snap.png", func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write(pic) })
+	files.HandleFunc("/big", func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write(make([]byte, 100<<10+1)) })
+	files.HandleFunc("/big-chunked", func(w http.ResponseWriter, r *http.Request) {
+		for range 101 {
+			_, _ = w.Write(make([]byte, 1<<10))
+			w.(http.Flusher).Flush()
+		}
+	})
+	files.HandleFunc("/slow", func(w http.ResponseWriter, r *http.Request) {
+		w.(http.Flusher).Flush()
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	})
+	files.HandleFunc("/moved", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/cam/snap.png", http.StatusFound) })
+	srv := httptestServer(t, files)
+	defer close(release)
+
+	e := newTestEnv(t, func(c *config.Config) {
+		c.Attachments.MaxFileSize = 100 << 10
+		c.Attachments.FetchTimeout = config.Duration{Duration: 300 * time.Millisecond}
+	})
+	u := e.newUser("fetch@example.com")
+	_, token := msgChannel(e, u, "gate")
+	send := func(url, name string) response {
+		t.Helper()
+		att := map[string]string{"url": url}
+		if name != "" {
+			att["name"] = name
+		}
+		return e.request("POST", "/v1/send/"+token, map[string]any{"title": "Person at the gate", "attachment": att}, "")
+	}
+	r := send(srv.URL+"/cam/snap.png", "")
+	if r.Status != 200 {
+		t.Fatalf("fetched send: %d %s", r.Status, r.Raw)
+	}
+	a := attOf(t, e, r.Str("id"), u.Token)
+	if a["name"] != "snap.png" || a["content_type"] != "image/png" || a["size"] != float64(len(pic)) || a["image"] != true {
+		t.Errorf("fetched attachment: %v", a)
+	}
+	if got := attGet(t, e, a["url"].(string), u.Token); !bytes.Equal(got.body, pic) {
+		t.Errorf("fetched bytes differ: %d of %d", len(got.body), len(pic))
+	}
+	if r := send(srv.URL+"/cam/snap.png", "gate.png"); r.Status != 200 || attOf(t, e, r.Str("id"), u.Token)["name"] != "gate.png" {
+		t.Errorf("named fetch: %d %s", r.Status, r.Raw)
+	}
+	before := attCount(t, e, "messages")
+	for _, c := range []struct {
+		name, url string
+		status    int
+		says      string
+	}{
+		{"too big", srv.URL + "/big", 413, "attachments.max_file_size"},
+		{"too big, chunked", srv.URL + "/big-chunked", 413, "attachments.max_file_size"},
+		{"too slow", srv.URL + "/slow", 400, "attachments.fetch_timeout"},
+		{"not found", srv.URL + "/nope", 400, "404 Not Found"},
+		{"redirect", srv.URL + "/moved", 400, "redirects are not followed"},
+		{"metadata address", "http://169.254.169.254/latest", 400, "link-local or a cloud metadata"},
+	} {
+		r := send(c.url, "")
+		if r.Status != c.status || !strings.Contains(r.Str("message"), c.says) {
+			t.Errorf("%s: %d %s, want %d saying %q", c.name, r.Status, r.Raw, c.status, c.says)
+		}
+	}
+	if n := attCount(t, e, "messages"); n != before {
+		t.Errorf("%d messages stored by failed fetches", n-before)
+	}
+}
+
+// TestAttachmentFetchBlocked: a loopback address is refused when
+// delivery.allow_loopback is off, as callbacks are, also when a name
+// resolves to it (checked when dialled).
+func TestAttachmentFetchBlocked(t *testing.T) {
+	files := httptestServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("x")) }))
+	e := newTestEnv(t, func(c *config.Config) { c.Delivery.AllowLoopback = false })
+	u := e.newUser("blocked@example.com")
+	_, token := msgChannel(e, u, "gate")
+	port := files.URL[strings.LastIndex(files.URL, ":"):]
+	for _, raw := range []string{files.URL + "/a.png", "http://localhost" + port + "/a.png"} {
+		r := e.request("POST", "/v1/send/"+token, map[string]any{"title": "t", "attachment": map[string]string{"url": raw}}, "")
+		if r.Status != 400 || !strings.Contains(r.Str("message"), "delivery.allow_loopback") {
+			t.Errorf("%s: %d %s", raw, r.Status, r.Raw)
+		}
+	}
+	if n := attCount(t, e, "messages"); n != 0 {
+		t.Errorf("%d messages stored", n)
+	}
+}
+
+// TestAttachmentNotFetched: with attachments.fetch = false the URL is
+// kept as a link, unfetched, and the message says so.
+func TestAttachmentNotFetched(t *testing.T) {
+	e := newTestEnv(t, func(c *config.Config) { c.Attachments.Fetch = false })
+	u := e.newUser("link@example.com")
+	_, token := msgChannel(e, u, "gate")
+	r := e.do(200, "POST", "/v1/send/"+token, map[string]any{"title": "t",
+		"attachment": map[string]string{"url": "https://cam.example.com/snap.jpg"}}, "")
+	m := e.do(200, "GET", "/v1/messages/"+r.Str("id"), nil, u.Token)
+	a, _ := m.Body["attachment"].(map[string]any)
+	if m.Str("attach_url") != "https://cam.example.com/snap.jpg" || a == nil || a["url"] != "https://cam.example.com/snap.jpg" ||
+		a["name"] != "snap.jpg" || !strings.Contains(fmt.Sprint(a["error"]), "attachments.fetch = false") || a["id"] != nil {
+		t.Errorf("unfetched link: %s", m.Raw)
+	}
+	if n := attCount(t, e, "attachments"); n != 0 {
+		t.Errorf("%d attachments stored", n)
+	}
+}
+
+func httptestServer(t *testing.T, h http.Handler) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// TestAttachmentNtfyUpload: ntfy's upload, PUT /<token> with a Filename
+// (or a body that is not text), keeps the body as the message's file, as
+// ntfy does; the answer's attachment has a signed link that reads it
+// without credentials, and so has the message in an ntfy stream.
+func TestAttachmentNtfyUpload(t *testing.T) {
+	e := newTestEnv(t)
+	u := e.newUser("ntfyup@example.com")
+	_, token := msgChannel(e, u, "Backups")
+	pdf := []byte("%PDF-1.4 report")
+	m, _ := ntfyPublish(t, e, 200, "PUT", "/"+token, pdf, "Filename", "report.pdf")
+	if m.Message != "You received a file: report.pdf" || m.Attachment == nil || m.Attachment.Name != "report.pdf" ||
+		m.Attachment.Type != "application/pdf" || m.Attachment.Size != int64(len(pdf)) || m.Attachment.Expires == 0 {
+		t.Fatalf("answer %+v, attachment %+v", m, m.Attachment)
+	}
+	lu, err := url.Parse(m.Attachment.URL)
+	if err != nil || !strings.HasPrefix(m.Attachment.URL, e.cfg.BaseURL+"/v1/attachments/att_") || lu.Query().Get("sig") == "" {
+		t.Fatalf("attachment url %q: want a signed link on base_url", m.Attachment.URL)
+	}
+	if r := attGet(t, e, lu.RequestURI(), ""); r.status != 200 || !bytes.Equal(r.body, pdf) ||
+		r.header.Get("Content-Disposition") != "attachment; filename*=UTF-8''report.pdf" {
+		t.Errorf("signed link: %d %q %v", r.status, r.body, r.header)
+	}
+	// A binary body without a name is "attachment" with its type's
+	// extension; X-Message is the message.
+	png := attPNG(t, 20, 20)
+	m2, _ := ntfyPublish(t, e, 200, "POST", "/"+token+"?filename=", png, "X-Message", "Snapshot")
+	if m2.Message != "Snapshot" || m2.Attachment == nil || m2.Attachment.Name != "attachment.png" || m2.Attachment.Type != "image/png" {
+		t.Errorf("binary body: %+v, %+v", m2, m2.Attachment)
+	}
+	sm, x := storedExtras(t, e, m2.ID)
+	if sm.Body != "Snapshot" || x.Attachment == nil || !x.Attachment.Image || x.Attachment.Width != 20 {
+		t.Errorf("stored %q, %+v", sm.Body, x.Attachment)
+	}
+	// An attach URL keeps the body as the message, and the URL as a link.
+	m3, _ := ntfyPublish(t, e, 200, "PUT", "/"+token, []byte("see the picture"), "X-Attach", "https://cam.example.com/a.jpg")
+	if m3.Message != "see the picture" || m3.Attachment == nil || m3.Attachment.URL != "https://cam.example.com/a.jpg" {
+		t.Errorf("attach URL: %+v, %+v", m3, m3.Attachment)
+	}
+	// A file over 1 MiB goes through with its name.
+	big := bytes.Repeat([]byte{0xff, 0x00}, 600<<10)
+	m4, _ := ntfyPublish(t, e, 200, "PUT", "/"+token, big, "Filename", "dump.bin")
+	if m4.Attachment == nil || m4.Attachment.Size != int64(len(big)) {
+		t.Errorf("1.2 MB file: %+v", m4.Attachment)
+	}
+	// The ntfy stream carries the signed link.
+	status, _, raw := rawCall(t, "GET", e.srv.URL+"/"+token+"/json?poll=1", nil, "Authorization", "Bearer "+u.Token)
+	if status != 200 || !strings.Contains(string(raw), `"name":"report.pdf"`) || !strings.Contains(string(raw), "sig=") {
+		t.Errorf("ntfy poll: %d %s", status, raw)
+	}
 }
