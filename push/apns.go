@@ -69,12 +69,15 @@ type apnsPayload struct {
 	MessageID string          `json:"message_id"`
 	ChannelID string          `json:"channel_id"`
 	Actions   json.RawMessage `json:"actions,omitempty"`
+	// ImageURL is the picture a notification service extension (which
+	// mutable-content runs) downloads and shows.
+	ImageURL string `json:"image_url,omitempty"`
 }
 
 // apnsPayloadFor maps priority: high → sound and time-sensitive, priority 10;
 // normal → alert, priority 10; low → passive, priority 5.
 func apnsPayloadFor(n Notification) ([]byte, int, error) {
-	p := apnsPayload{MessageID: n.MessageID, ChannelID: n.ChannelID, Actions: n.Actions,
+	p := apnsPayload{MessageID: n.MessageID, ChannelID: n.ChannelID, Actions: n.Actions, ImageURL: n.Image,
 		APS: aps{Alert: apsAlert{Title: n.Title, Body: PlainText(n.Body)}, InterruptionLevel: "active", MutableContent: 1}}
 	if len(n.Actions) > 2 { // not "[]"
 		p.APS.Category = "HERALD_ACTIONS"

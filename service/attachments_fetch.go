@@ -18,6 +18,11 @@ import (
 // server's memory.
 func (s *Service) HoldUpload(ctx context.Context) (release func(), err error) {
 	select {
+	case s.slots <- struct{}{}: // a free place is taken at once
+		return func() { <-s.slots }, nil
+	default:
+	}
+	select {
 	case s.slots <- struct{}{}:
 		return func() { <-s.slots }, nil
 	case <-ctx.Done():

@@ -123,6 +123,8 @@ func (s *Store) Attachment(ctx context.Context, id string) (*Attachment, error) 
 	if err != nil {
 		return nil, fmt.Errorf("store: attachment %s: %w", id, err)
 	}
+	// Only a picture has its size kept.
+	a.Image = width.Valid && height.Valid
 	a.Width, a.Height, a.CreatedAt = int(width.Int64), int(height.Int64), fromMS(created)
 	return &a, nil
 }

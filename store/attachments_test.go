@@ -74,7 +74,7 @@ func TestAttachmentStoredWithMessage(t *testing.T) {
 			t.Fatal(err)
 		}
 		if !bytes.Equal(got.Data, data) || got.Size != int64(len(data)) || got.MessageID != m.ID || got.UserID != f.owner.ID ||
-			got.Name != "gate.jpg" || got.ContentType != "image/jpeg" || !got.Thumbnail || got.Width != 1920 || got.Height != 1080 ||
+			got.Name != "gate.jpg" || got.ContentType != "image/jpeg" || !got.Image || !got.Thumbnail || got.Width != 1920 || got.Height != 1080 ||
 			!got.CreatedAt.Equal(m.CreatedAt) {
 			t.Errorf("attachment read back as %+v (%d bytes); want what was stored", got.AttachmentInfo, len(got.Data))
 		}
