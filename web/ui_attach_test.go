@@ -15,10 +15,14 @@ import (
 	"io"
 	"mime/multipart"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
+
+	"github.com/heraldhq/herald/config"
 )
 
 // snapshotOf is a w×h JPEG as a camera takes one: a gradient with noise
@@ -218,6 +222,87 @@ func TestUIAttachments(t *testing.T) {
 				b.save(filepath.Join(shots, fmt.Sprintf("attachments-%s-%d.png", theme, width)))
 			}
 		}
+	}
+	mustErrorEmpty(b)
+}
+
+// TestUIAttachmentByURL: a picture named by URL is fetched once, at send
+// time, and then shown from Herald (the browser never asks the camera);
+// an approver of the channel sees it on the Approvals page too.
+func TestUIAttachmentByURL(t *testing.T) {
+	var hits atomic.Int32
+	snapshot := snapshotOf(t, 800, 600)
+	camera := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		w.Header().Set("Content-Type", "image/jpeg")
+		w.Write(snapshot)
+	}))
+	t.Cleanup(camera.Close)
+	e, b, _ := setup(t)
+	e.addUser("bob@example.com", "bob's password!")
+	tok := e.token(adaEmail, adaPassword)
+	chID, webhook := e.channel(tok, "Gate")
+	if status, body := e.api("PATCH", "/v1/channels/"+chID, tok, map[string]any{"approval": map[string]any{
+		"approvers": []string{"bob@example.com"}, "required_count": 1, "window_seconds": 3600}}); status != 200 {
+		t.Fatalf("set rule: %d %v", status, body)
+	}
+	e.acceptInvitations("bob@example.com", "bob's password!")
+	id := e.send(webhook, map[string]any{"title": "Open the gate?", "attachment": map[string]any{"url": camera.URL + "/api/events/1/snapshot.jpg", "name": "gate.jpg"}})
+	att := e.attachmentOf(tok, id)
+	if att["image"] != true || att["width"] != 800.0 || att["name"] != "gate.jpg" {
+		t.Fatalf("attachment %v, want the 800×600 picture gate.jpg", att)
+	}
+	if hits.Load() != 1 {
+		t.Fatalf("the camera was asked %d times at send time, want once", hits.Load())
+	}
+
+	b.signIn(adaEmail, adaPassword)
+	b.openView("messages")
+	b.waitFor("the picture", loadedPictureJS(articleSel(id))+" && "+loaded())
+	if got := eval[picture](b, pictureJS+`(`+articleJS(id)+`)`); got.Src != att["thumbnail_url"] || got.Alt != "gate.jpg" || got.NaturalWidth != 640 {
+		t.Errorf("owner's picture %+v, want the thumbnail of gate.jpg", got)
+	}
+
+	bob := b.isolatedTab()
+	bob.signIn("bob@example.com", "bob's password!")
+	bob.openView("approvals")
+	sel := `#approvals article.message[data-message-id="` + id + `"]`
+	bob.waitFor("the picture for the approver", loadedPictureJS(sel)+" && "+loaded())
+	if got := eval[picture](bob, pictureJS+`(document.querySelector(`+js(sel)+`))`); got.Src != att["thumbnail_url"] || got.NaturalWidth != 640 {
+		t.Errorf("approver's picture %+v", got)
+	}
+	if hits.Load() != 1 {
+		t.Errorf("the camera was asked %d times, want only once, at send time", hits.Load())
+	}
+	mustErrorEmpty(b)
+	mustErrorEmpty(bob)
+}
+
+// TestUIAttachmentNotFetched: with fetching turned off a picture named by
+// URL stays a link, and the message says it was not fetched and why.
+func TestUIAttachmentNotFetched(t *testing.T) {
+	e, b, _ := setup(t, func(c *config.Config) { c.Attachments.Fetch = false })
+	tok := e.token(adaEmail, adaPassword)
+	_, webhook := e.channel(tok, "Gate")
+	id := e.send(webhook, map[string]any{"title": "Person at the gate", "attachment": map[string]any{"url": "https://cams.example/gate.jpg", "name": "gate.jpg"}})
+	att := e.attachmentOf(tok, id)
+	reason, _ := att["error"].(string)
+	if reason == "" {
+		t.Fatalf("attachment %v, want an error", att)
+	}
+
+	b.signIn(adaEmail, adaPassword)
+	b.openView("messages")
+	sel := articleSel(id) + " .message-attachment-error"
+	b.waitFor("the note", shownJS(sel)+" && "+loaded())
+	if got, want := b.text(sel+" .attachment-error-text"), "Picture not fetched: "+reason; got != want {
+		t.Errorf("note %q, want %q", got, want)
+	}
+	if got := eval[string](b, `document.querySelector(`+js(sel+" a")+`).getAttribute("href")`); got != "https://cams.example/gate.jpg" {
+		t.Errorf("the note links to %q", got)
+	}
+	if eval[bool](b, `!!document.querySelector(`+js(articleSel(id)+" img")+`)`) {
+		t.Error("a picture not fetched is drawn")
 	}
 	mustErrorEmpty(b)
 }
