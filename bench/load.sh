@@ -125,10 +125,15 @@ if [[ ${IMAGE:-} == 1 ]]; then
 	runs="$tmp/runs.jsonl"
 	IFS=, read -r -a conns_list <<<"$(flag_value conns "$@")"
 	[[ ${#conns_list[@]} -gt 0 ]] || conns_list=(8 32)
+	# Every text run first: peak RSS is the process's high-water mark, so
+	# a picture run before a text one would be counted against it.
 	for n in "${conns_list[@]}"; do
-		echo "--- $n connections: ceiling, POST /v1/send/<token>, then the same with a $image_kb KB picture" >&2
+		echo "--- $n connections: ceiling, then POST /v1/send/<token>" >&2
 		loadgen "$@" -conns "$n" -target "POST /v1/send" -url "http://127.0.0.1:$port/v1/send/$token" \
 			-pid "$herald_pid" -json "$runs" >/dev/null
+	done
+	for n in "${conns_list[@]}"; do
+		echo "--- $n connections: POST /v1/send/<token> with a $image_kb KB picture" >&2
 		loadgen "$@" -conns "$n" -baseline=false -target "image $image_kb KB" -url "http://127.0.0.1:$port/v1/send/$token" \
 			-file "$tmp/snapshot.jpg" -body "$image_payload" -pid "$herald_pid" -json "$runs" >/dev/null
 	done
