@@ -142,13 +142,16 @@ func (s *Server) readParts(r *http.Request) ([]byte, *service.Upload, error) {
 				return nil, nil, errInvalidPayload("the %q part is larger than 1 MiB", partPayload)
 			}
 		case name == partFile && up == nil:
-			max := s.cfg.Attachments.MaxFileSize.Bytes()
-			data, err := io.ReadAll(io.LimitReader(part, max+1))
-			if err != nil {
+			limit := s.cfg.Attachments.MaxFileSize.Bytes()
+			// Room for the whole body at once when its length is known:
+			// no copies while a large file grows.
+			buf := bytes.NewBuffer(make([]byte, 0, min(limit+1, max(r.ContentLength, 0))))
+			if _, err := buf.ReadFrom(io.LimitReader(part, limit+1)); err != nil {
 				return nil, nil, partError(err)
 			}
-			if int64(len(data)) > max {
-				return nil, nil, service.TooBig(max)
+			data := buf.Bytes()
+			if int64(len(data)) > limit {
+				return nil, nil, service.TooBig(limit)
 			}
 			up = &service.Upload{Name: part.FileName(), Data: data}
 		case name == partPayload || name == partFile:
