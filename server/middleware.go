@@ -194,7 +194,7 @@ func redactPath(p string) string {
 }
 
 // idPrefixes start Herald's ids, which are not secrets.
-var idPrefixes = []string{"ch_", "dev_", "dlv_", "fld_", "key_", "msg_", "ses_", "usr_"}
+var idPrefixes = []string{"att_", "ch_", "dev_", "dlv_", "fld_", "key_", "msg_", "ses_", "usr_"}
 
 // tokenShaped reports whether seg holds a run of token characters that
 // could be a credential.

@@ -104,8 +104,12 @@ func thumbnail(img image.Image) []byte {
 		w, h = max(1, w*thumbnailSide/side), max(1, h*thumbnailSide/side)
 	}
 	dst := image.NewRGBA(image.Rect(0, 0, w, h))
-	draw.Draw(dst, dst.Bounds(), image.NewUniform(color.White), image.Point{}, draw.Src)
-	draw.BiLinear.Scale(dst, dst.Bounds(), img, b, draw.Over, nil)
+	op := draw.Src // an opaque picture (every JPEG) is scaled as it is: several times faster than Over
+	if o, ok := img.(interface{ Opaque() bool }); !ok || !o.Opaque() {
+		draw.Draw(dst, dst.Bounds(), image.NewUniform(color.White), image.Point{}, draw.Src)
+		op = draw.Over
+	}
+	draw.BiLinear.Scale(dst, dst.Bounds(), img, b, op, nil)
 	var out bytes.Buffer
 	if err := jpeg.Encode(&out, dst, &jpeg.Options{Quality: thumbnailQuality}); err != nil {
 		return nil

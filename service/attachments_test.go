@@ -7,6 +7,8 @@ import (
 	"errors"
 	"hash/crc32"
 	"image"
+	"image/color"
+	"image/jpeg"
 	"image/png"
 	"strings"
 	"testing"
@@ -175,4 +177,53 @@ func TestAttachmentLinkLife(t *testing.T) {
 		_, err = s.SignedAttachment(ctx, x.Attachment.ID, false, parts["exp"], parts["sig"])
 		wantKind(t, err, Forbidden, "not valid")
 	})
+}
+
+// BenchmarkDescribeCameraJPEG is the cost of checking a camera snapshot
+// (1920×1080 JPEG): sniffing, its header, and its thumbnail.
+func BenchmarkDescribeCameraJPEG(b *testing.B) {
+	img := image.NewRGBA(image.Rect(0, 0, 1920, 1080))
+	for y := range 1080 {
+		for x := range 1920 {
+			img.Pix[(y*1920+x)*4], img.Pix[(y*1920+x)*4+1], img.Pix[(y*1920+x)*4+2], img.Pix[(y*1920+x)*4+3] =
+				uint8(x*y), uint8(x), uint8(y), 255
+		}
+	}
+	var buf bytes.Buffer
+	if err := jpeg.Encode(&buf, img, &jpeg.Options{Quality: 85}); err != nil {
+		b.Fatal(err)
+	}
+	s := &Service{decodes: make(chan struct{}, 1)}
+	b.SetBytes(int64(buf.Len()))
+	for b.Loop() {
+		a, thumb := s.describe(&Upload{Name: "snap.jpg", Data: buf.Bytes()})
+		if !a.Image || thumb == nil {
+			b.Fatal("no thumbnail")
+		}
+	}
+	b.ReportMetric(float64(buf.Len()), "jpeg-bytes")
+}
+
+// TestThumbnailOnWhite: a JPEG has no transparency, so a transparent
+// picture's thumbnail is on white; an opaque one keeps its colours.
+func TestThumbnailOnWhite(t *testing.T) {
+	for name, c := range map[string]struct {
+		fill color.RGBA
+		want uint32 // the thumbnail's red, of 0xffff
+	}{"transparent": {color.RGBA{}, 0xffff}, "opaque black": {color.RGBA{A: 255}, 0}} {
+		img := image.NewRGBA(image.Rect(0, 0, 1280, 20))
+		for i := range img.Pix {
+			img.Pix[i] = []uint8{c.fill.R, c.fill.G, c.fill.B, c.fill.A}[i%4]
+		}
+		got, err := jpeg.Decode(bytes.NewReader(thumbnail(img)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r, _, _, _ := got.At(320, 5).RGBA(); int(r>>8) < int(c.want>>8)-8 || int(r>>8) > int(c.want>>8)+8 {
+			t.Errorf("%s: thumbnail red %#x, want about %#x", name, r, c.want)
+		}
+		if got.Bounds().Dx() != 640 || got.Bounds().Dy() != 10 {
+			t.Errorf("%s: thumbnail %v, want 640×10", name, got.Bounds())
+		}
+	}
 }
