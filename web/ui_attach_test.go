@@ -295,7 +295,8 @@ func TestUIAttachmentNotFetched(t *testing.T) {
 	b.openView("messages")
 	sel := articleSel(id) + " .message-attachment-error"
 	b.waitFor("the note", shownJS(sel)+" && "+loaded())
-	if got, want := b.text(sel+" .attachment-error-text"), "Picture not fetched: "+reason; got != want {
+	// The reason says "not fetched: ..." itself: the note says it once.
+	if got, want := b.text(sel+" .attachment-error-text"), "Picture not fetched: "+strings.TrimPrefix(reason, "not fetched: "); got != want || strings.Count(got, "not fetched") != 1 {
 		t.Errorf("note %q, want %q", got, want)
 	}
 	if got := eval[string](b, `document.querySelector(`+js(sel+" a")+`).getAttribute("href")`); got != "https://cams.example/gate.jpg" {

@@ -60,8 +60,10 @@ function stored(a) {
   const name = str(a.name) || 'attachment';
   if (str(a.error)) {
     const url = str(a.url);
+    // The reason may say "not fetched" itself: said once.
+    const reason = a.error.replace(/^(?:picture )?not fetched:\s*/i, '') || a.error;
     return el('p', { className: 'message-attachment-error', role: 'note' },
-      el('span', { className: 'attachment-error-text', text: `Picture not fetched: ${a.error}` }),
+      el('span', { className: 'attachment-error-text', text: `Picture not fetched: ${reason}` }),
       HTTP_URL.test(url) ? el('span', {}, ' · ', el('a', { href: url, target: '_blank', rel: 'noopener noreferrer nofollow', text: name })) : null);
   }
   const url = str(a.url);
