@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -23,7 +24,11 @@ type migrated struct {
 	channel string // the plain channel
 	search  string // a word only one message has
 	vapid   string // the public VAPID key
+	picture string // an attachment's id, whose bytes are pictureBytes
 }
+
+// pictureBytes are the stored picture's, NULs included.
+var pictureBytes = []byte{0xff, 0xd8, 0, 1, 0}
 
 // fillEveryTable writes through the CLI and the store's API until every
 // table of the SQLite database at env's data_dir has a row.
@@ -153,6 +158,17 @@ func fillEveryTable(t *testing.T, env cliEnv) migrated {
 	}); err != nil {
 		t.Fatal(err)
 	}
+	// A picture kept with its message: bytes with NULs, and a thumbnail.
+	pic := &store.Attachment{AttachmentInfo: store.AttachmentInfo{ID: store.NewAttachmentID(), Name: "gate.jpg",
+		ContentType: "image/jpeg", Image: true, Thumbnail: true, Width: 2, Height: 1}, UserID: owner.ID, Data: pictureBytes}
+	x, err := store.EncodeExtras(&store.Extras{Attachment: &pic.AttachmentInfo})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.CreateMessageWithAttachment(ctx, &store.Message{ChannelID: plain.ID, Title: "Person at the gate", Priority: "high",
+		Extras: x}, pic, []byte{0, 0xff}, 0); err != nil {
+		t.Fatal(err)
+	}
 	// A callback attempt that failed: the deliveries' log.
 	ds, err := st.ClaimDeliveries(ctx, 10, time.Minute)
 	if err != nil || len(ds) == 0 {
@@ -184,7 +200,7 @@ func fillEveryTable(t *testing.T, env cliEnv) migrated {
 	if _, err := st.IndexForSearch(ctx, 1000); err != nil {
 		t.Fatal(err)
 	}
-	return migrated{key: key, owner: owner.ID, channel: plain.ID, search: "zebracorn", vapid: vapid}
+	return migrated{key: key, owner: owner.ID, channel: plain.ID, search: "zebracorn", vapid: vapid, picture: pic.ID}
 }
 
 // heraldTables lists the tables of the SQLite database at path: all but
@@ -361,8 +377,11 @@ func TestMigrateDataCopiesEveryTable(t *testing.T) {
 		t.Fatalf("sign in by key = %v, %v; want user %s", u, err, facts.owner)
 	}
 	page, err := st.ListMessages(ctx, store.MessageQuery{UserID: facts.owner, ChannelID: facts.channel, Limit: 10})
-	if err != nil || len(page.Messages) != 4 {
-		t.Fatalf("channel's messages = %+v, %v; want 4", page, err)
+	if err != nil || len(page.Messages) != 5 {
+		t.Fatalf("channel's messages = %+v, %v; want 5", page, err)
+	}
+	if data, err := st.AttachmentData(ctx, facts.picture, false); err != nil || !bytes.Equal(data, pictureBytes) {
+		t.Errorf("the picture after the copy = %v, %v; want %v", data, err, pictureBytes)
 	}
 	if vapid, _, err := service.New(st, service.Options{}).VAPIDKeys(ctx); err != nil || vapid != facts.vapid {
 		t.Errorf("VAPID key after the copy = %q, %v; want %q", vapid, err, facts.vapid)

@@ -14,6 +14,7 @@ import (
 	"github.com/heraldhq/herald/netguard"
 	"github.com/heraldhq/herald/push"
 	"github.com/heraldhq/herald/service"
+	"github.com/heraldhq/herald/store"
 )
 
 // buildPusher makes the push worker over the configured providers.
@@ -28,7 +29,7 @@ func (p *serveParts) buildPusher(ctx context.Context, cfg config.Config, svc *se
 	}
 	return delivery.NewPusher(p.st, dispatcher, delivery.PushConfig{Workers: cfg.Push.Workers,
 		MaxAttempts: cfg.Push.MaxAttempts, BackoffBase: cfg.Push.BackoffBase.Duration, BackoffMax: cfg.Push.BackoffMax.Duration,
-		AnswerKey: answerKey},
+		AnswerKey: answerKey, ImageLink: imageLink(svc)},
 		delivery.Options{Logger: p.log, Registry: reg}), nil
 }
 
@@ -71,4 +72,13 @@ func pushDispatcher(ctx context.Context, cfg config.Config, svc *service.Service
 		log.Info("push: [push.webpush] subject not set; set it to a mailto: address push services can reach", "using", subject)
 	}
 	return push.NewDispatcher(apns, fcm, push.NewWebPush(subject, pub, priv, guard.Client(30*time.Second))), nil
+}
+
+// imageLink is the signed link pushes show a stored picture by: its
+// thumbnail when it has one.
+func imageLink(svc *service.Service) func(context.Context, *store.Message, *store.AttachmentInfo) (string, error) {
+	return func(ctx context.Context, m *store.Message, a *store.AttachmentInfo) (string, error) {
+		link, _, err := svc.AttachmentLink(ctx, m.CreatedAt, a, a.Thumbnail)
+		return link, err
+	}
 }

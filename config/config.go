@@ -60,6 +60,23 @@ type Config struct {
 	Push          Push          `toml:"push"`
 	Subscriptions Subscriptions `toml:"subscriptions"`
 	Retention     Retention     `toml:"retention"`
+	Attachments   Attachments   `toml:"attachments"`
+}
+
+// Attachments configures the files and pictures a message may carry: sent
+// with it (multipart, or ntfy's upload), or named by URL and fetched at
+// send time. Each user's plan bounds the bytes kept (attachment_quota).
+type Attachments struct {
+	Enabled     bool `toml:"enabled"`       // false: sends that carry a file are refused
+	MaxFileSize Size `toml:"max_file_size"` // the largest file
+	// Fetch: an attachment named by URL is fetched at send time and kept
+	// (through the callbacks' address policy). false keeps the URL as a
+	// link, unfetched.
+	Fetch        bool     `toml:"fetch"`
+	FetchTimeout Duration `toml:"fetch_timeout"` // the whole fetch, the body included
+	// MaxInMemory is how many uploads and fetches are held in memory at
+	// once; more wait for a place, up to their request's end.
+	MaxInMemory int `toml:"max_in_memory"`
 }
 
 // LetsEncrypt is the ACME directory used when tls.acme_directory is not set.
@@ -135,12 +152,15 @@ type Plan struct {
 	MaxFolders    int `toml:"max_folders"`     // folders
 	MaxPins       int `toml:"max_pins"`        // pinned channels
 	MaxStreams    int `toml:"max_streams"`     // live streams open at once, counted by each server process
+	// AttachmentQuota bounds the bytes of files and pictures a user's
+	// messages keep at once (thumbnails not counted).
+	AttachmentQuota Size `toml:"attachment_quota"`
 }
 
 // The built-in caps of each plan, which a cap of 0 stands for.
 var (
-	freeCaps = Plan{MaxChannels: 50, MaxDevices: 20, MaxFolders: 50, MaxPins: 50, MaxStreams: 10}
-	proCaps  = Plan{MaxChannels: 500, MaxDevices: 100, MaxFolders: 500, MaxPins: 500, MaxStreams: 50}
+	freeCaps = Plan{MaxChannels: 50, MaxDevices: 20, MaxFolders: 50, MaxPins: 50, MaxStreams: 10, AttachmentQuota: 100 << 20}
+	proCaps  = Plan{MaxChannels: 500, MaxDevices: 100, MaxFolders: 500, MaxPins: 500, MaxStreams: 50, AttachmentQuota: 1 << 30}
 )
 
 // withCaps returns p with each cap that is 0 taken from def.
@@ -150,6 +170,9 @@ func (p Plan) withCaps(def Plan) Plan {
 	p.MaxFolders = orDefault(p.MaxFolders, def.MaxFolders)
 	p.MaxPins = orDefault(p.MaxPins, def.MaxPins)
 	p.MaxStreams = orDefault(p.MaxStreams, def.MaxStreams)
+	if p.AttachmentQuota == 0 {
+		p.AttachmentQuota = def.AttachmentQuota
+	}
 	return p
 }
 
@@ -327,6 +350,8 @@ func defaults() Config {
 			Google: Google{ProProductIDs: []string{}},
 		},
 		Retention: Retention{Messages: Duration{720 * time.Hour}},
+		Attachments: Attachments{Enabled: true, MaxFileSize: 15 << 20, Fetch: true,
+			FetchTimeout: Duration{10 * time.Second}, MaxInMemory: 4},
 	}
 }
 

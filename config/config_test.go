@@ -62,9 +62,11 @@ func TestDefaults(t *testing.T) {
 		{"refresh_ttl", cfg.Auth.RefreshTTL.Duration, 720 * time.Hour},
 		{"local_passwords", cfg.Auth.LocalPasswords, true},
 		{"free limits", cfg.Plans.Limits("free"), Plan{SendPerMinute: 5, APIPerMinute: 60,
-			MaxChannels: 50, MaxDevices: 20, MaxFolders: 50, MaxPins: 50, MaxStreams: 10}},
+			MaxChannels: 50, MaxDevices: 20, MaxFolders: 50, MaxPins: 50, MaxStreams: 10, AttachmentQuota: 100 << 20}},
 		{"pro limits", cfg.Plans.Limits("pro"), Plan{SendPerMinute: 200, APIPerMinute: 200,
-			MaxChannels: 500, MaxDevices: 100, MaxFolders: 500, MaxPins: 500, MaxStreams: 50}},
+			MaxChannels: 500, MaxDevices: 100, MaxFolders: 500, MaxPins: 500, MaxStreams: 50, AttachmentQuota: 1 << 30}},
+		{"attachments", cfg.Attachments, Attachments{Enabled: true, MaxFileSize: 15 << 20, Fetch: true,
+			FetchTimeout: Duration{10 * time.Second}, MaxInMemory: 4}},
 		{"unknown plan limits", cfg.Plans.Limits("gold"), cfg.Plans.Limits("free")},
 		{"response_ttl", cfg.Polling.ResponseTTL.Duration, 10 * time.Minute},
 		{"workers", cfg.Delivery.Workers, 8},
@@ -135,6 +137,7 @@ max_devices = 8
 max_folders = 9
 max_pins = 10
 max_streams = 11
+attachment_quota = "5MB"
 [polling]
 response_ttl = "1m"
 [delivery]
@@ -178,6 +181,12 @@ endpoint = "http://127.0.0.1:2"
 pubsub_audience = "https://herald.example.com/v1/subscriptions/google/webhook"
 [retention]
 messages = "24h"
+[attachments]
+enabled = false
+max_file_size = "512KB"
+fetch = false
+fetch_timeout = "3s"
+max_in_memory = 2
 `)
 	cfg, err := Load(path, nil)
 	if err != nil {
@@ -196,8 +205,10 @@ messages = "24h"
 			{Name: "home_lab-1", Issuer: "https://auth.home.example.com/", ClientID: "herald", Scopes: []string{"openid", "groups"},
 				AllowSignup: new(bool), LinkByEmail: true, AdminClaim: "groups", AdminValues: []string{"admins"}},
 		}},
-		Plans: Plans{Free: Plan{SendPerMinute: 1, APIPerMinute: 2, MaxChannels: 50, MaxFolders: 50, MaxPins: 50, MaxStreams: 10},
-			Pro: Plan{SendPerMinute: 3, APIPerMinute: 4, MaxChannels: 7, MaxDevices: 8, MaxFolders: 9, MaxPins: 10, MaxStreams: 11}},
+		Plans: Plans{Free: Plan{SendPerMinute: 1, APIPerMinute: 2, MaxChannels: 50, MaxFolders: 50, MaxPins: 50, MaxStreams: 10,
+			AttachmentQuota: 100 << 20},
+			Pro: Plan{SendPerMinute: 3, APIPerMinute: 4, MaxChannels: 7, MaxDevices: 8, MaxFolders: 9, MaxPins: 10, MaxStreams: 11,
+				AttachmentQuota: 5 << 20}},
 		Polling: Polling{ResponseTTL: Duration{time.Minute}},
 		Delivery: Delivery{Workers: 2, Timeout: Duration{5 * time.Second}, FirstByte: Duration{4 * time.Second}, BackoffBase: Duration{2 * time.Second}, BackoffMax: Duration{20 * time.Second}, MaxAttempts: 3,
 			BlockedNetworks: []string{"10.0.0.0/8"}, AllowLoopback: true, BlockPrivate: true},
@@ -210,7 +221,8 @@ messages = "24h"
 			Apple:  Apple{BundleID: "com.example.app", ProProductIDs: []string{"pro.monthly"}, RootCAFile: "/root.pem"},
 			Google: Google{PackageName: "com.example.app", ProProductIDs: []string{"pro"}, CredentialsFile: "/play.json", Endpoint: "http://127.0.0.1:2", PubsubAudience: "https://herald.example.com/v1/subscriptions/google/webhook"},
 		},
-		Retention: Retention{Messages: Duration{24 * time.Hour}},
+		Retention:   Retention{Messages: Duration{24 * time.Hour}},
+		Attachments: Attachments{MaxFileSize: 512 << 10, FetchTimeout: Duration{3 * time.Second}, MaxInMemory: 2},
 	}
 	if !reflect.DeepEqual(cfg, want) {
 		t.Fatalf("Load =\n%+v\nwant\n%+v", cfg, want)
@@ -281,6 +293,9 @@ func TestBadValues(t *testing.T) {
 		{"negative api limit", "[plans.pro]\napi_per_minute = -5\n", []string{"plans.pro.api_per_minute"}},
 		{"negative cap", "[plans.free]\nmax_channels = 3\nmax_streams = -1\n", []string{"line 3: plans.free.max_streams", "0 for the built-in default"}},
 		{"response_ttl", "[polling]\nresponse_ttl = \"0s\"\n", []string{"polling.response_ttl"}},
+		{"bad size", "[attachments]\nmax_file_size = \"15 apples\"\n", []string{"invalid size", "15MB"}},
+		{"zero file size", "[attachments]\nmax_file_size = \"0\"\n", []string{"attachments.max_file_size"}},
+		{"no room in memory", "[attachments]\nmax_in_memory = 0\n", []string{"attachments.max_in_memory"}},
 		{"workers", "[delivery]\nworkers = 0\n", []string{"delivery.workers"}},
 		{"max_attempts", "[delivery]\nmax_attempts = 0\n", []string{"delivery.max_attempts"}},
 		{"timeout", "[delivery]\ntimeout = \"-1s\"\n", []string{"delivery.timeout"}},

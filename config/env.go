@@ -68,6 +68,12 @@ func setFromEnv(v reflect.Value, raw string) error {
 			return fmt.Errorf("%q is not a duration (use e.g. \"10m\" or \"720h\")", raw)
 		}
 		v.Set(reflect.ValueOf(Duration{d}))
+	case v.Type() == sizeType:
+		n, err := ParseSize(raw)
+		if err != nil {
+			return err
+		}
+		v.SetInt(int64(n))
 	case v.Kind() == reflect.String:
 		v.SetString(raw)
 	case v.Kind() == reflect.Bool:

@@ -152,4 +152,7 @@ func tagName(f reflect.StructField) string {
 	return name
 }
 
-var durationType = reflect.TypeOf(Duration{})
+var (
+	durationType = reflect.TypeOf(Duration{})
+	sizeType     = reflect.TypeOf(Size(0))
+)

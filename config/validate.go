@@ -128,6 +128,7 @@ func (c *Config) Validate() error {
 	c.validatePush(&p)
 	p.httpURL("subscriptions.google.endpoint", c.Subscriptions.Google.Endpoint, true)
 	p.positive("retention.messages", c.Retention.Messages)
+	c.validateAttachments(&p)
 	return errors.Join(p...)
 }
 
@@ -266,5 +267,26 @@ func (c *Config) validateTLS(p *problems) {
 	}
 	if !strings.HasPrefix(strings.ToLower(c.BaseURL), "https://") {
 		p.add("base_url", "must be an https:// URL when Herald serves HTTPS itself ([tls]), got %q", c.BaseURL)
+	}
+}
+
+// maxFileSize bounds attachments.max_file_size: every upload and fetch is
+// held in memory whole (max_in_memory of them at once).
+const maxFileSize = 1 << 30
+
+func (c *Config) validateAttachments(p *problems) {
+	a := c.Attachments
+	if a.MaxFileSize < 1 || a.MaxFileSize > maxFileSize {
+		p.add("attachments.max_file_size", "must be from 1 byte to 1GB, got %d bytes", a.MaxFileSize)
+	}
+	p.positive("attachments.fetch_timeout", a.FetchTimeout)
+	p.atLeast("attachments.max_in_memory", a.MaxInMemory, 1)
+	for _, plan := range []struct {
+		name string
+		q    Size
+	}{{"free", c.Plans.Free.AttachmentQuota}, {"pro", c.Plans.Pro.AttachmentQuota}} {
+		if plan.q < 0 {
+			p.add("plans."+plan.name+".attachment_quota", "must be a size (or 0 for the built-in default), got %d", plan.q)
+		}
 	}
 }

@@ -44,6 +44,10 @@ type PushConfig struct {
 	// AnswerKey signs the credential with which a browser answers from a
 	// notification (push.AnswerToken); nil: web notifications carry none.
 	AnswerKey []byte
+	// ImageLink is a link that reads a message's stored picture (its
+	// thumbnail when it has one) without credentials, which push services
+	// and phones fetch; nil: stored pictures are not shown in pushes.
+	ImageLink func(ctx context.Context, m *store.Message, a *store.AttachmentInfo) (string, error)
 }
 
 // DefaultPushConfig is the policy a zero field of a PushConfig takes.
@@ -124,7 +128,11 @@ func (p *Pusher) process(ctx context.Context, job store.PushJob) {
 	}
 	n := push.Notification{MessageID: m.ID, ChannelID: m.ChannelID, Title: m.Title, Body: m.Body,
 		Priority: m.Priority, Actions: m.Actions}
-	withExtras(&n, m)
+	if a := withExtras(&n, m); a.Stored() && a.Image && p.cfg.ImageLink != nil {
+		if n.Image, err = p.cfg.ImageLink(ctx, m, a); err != nil {
+			p.log.Warn("push: picture link", "message", m.ID, "err", err) // pushed without it
+		}
+	}
 	if err := p.forBrowsers(ctx, &n, m, kind, devices); err != nil {
 		p.log.Error("push: read channel", "message", job.MessageID, "err", err)
 		return
@@ -307,19 +315,23 @@ func (p *Pusher) finish(ctx context.Context, job store.PushJob, retries []store.
 
 // withExtras adds to n what m carries beside its text: its sequence's
 // group, so that it replaces the sequence's earlier notification, and its
-// tags, click, icon and picture.
-func withExtras(n *push.Notification, m *store.Message) {
+// tags, click, icon and picture by URL. It returns m's stored attachment,
+// nil for none.
+func withExtras(n *push.Notification, m *store.Message) *store.AttachmentInfo {
 	if m.SequenceID != "" {
 		n.Group = push.SequenceGroup(m.ChannelID, m.SequenceID)
 	}
 	if len(m.Extras) == 0 {
-		return
+		return nil
 	}
 	// The service wrote it; one that does not read is pushed without.
-	if e, err := store.DecodeExtras(m.Extras); err == nil {
-		n.Tags, n.Click, n.Icon = e.Tags, e.Click, e.Icon
-		if push.LooksLikeImage(e.Attach) {
-			n.Image = e.Attach
-		}
+	e, err := store.DecodeExtras(m.Extras)
+	if err != nil {
+		return nil
 	}
+	n.Tags, n.Click, n.Icon = e.Tags, e.Click, e.Icon
+	if push.LooksLikeImage(e.Attach) {
+		n.Image = e.Attach
+	}
+	return e.Attachment
 }

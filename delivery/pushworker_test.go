@@ -48,7 +48,7 @@ type pwFakes struct {
 
 	mu       sync.Mutex
 	got      map[string][]string // "ios:<token>", "android:<token>", "web:<path>" → message ids
-	payloads map[string][][]byte // "web:<path>" → the decrypted payloads
+	payloads map[string][][]byte // the same keys → the payloads (Web Push's decrypted)
 	answers  map[string]int      // the same keys → HTTP status; absent is success, pwHang hangs
 	ok       map[string]int      // the same keys → pushes answered with success
 	arrived  chan string         // keys of requests told to hang
@@ -189,7 +189,9 @@ func (f *pwFakes) serveAPNs(w http.ResponseWriter, r *http.Request) {
 	var p struct {
 		MessageID string `json:"message_id"`
 	}
-	_ = json.NewDecoder(r.Body).Decode(&p)
+	body, _ := io.ReadAll(r.Body)
+	_ = json.Unmarshal(body, &p)
+	f.keep("ios:"+token, body)
 	switch status := f.record(r, "ios:"+token, p.MessageID); status {
 	case pwHang:
 	case 0:
@@ -213,7 +215,9 @@ func (f *pwFakes) serveFCM(w http.ResponseWriter, r *http.Request) {
 			Data  map[string]string `json:"data"`
 		} `json:"message"`
 	}
-	_ = json.NewDecoder(r.Body).Decode(&m)
+	body, _ := io.ReadAll(r.Body)
+	_ = json.Unmarshal(body, &m)
+	f.keep("android:"+m.Message.Token, body)
 	status := f.record(r, "android:"+m.Message.Token, m.Message.Data["message_id"])
 	if status == pwHang {
 		return
@@ -239,12 +243,7 @@ func (f *pwFakes) serveWeb(w http.ResponseWriter, r *http.Request) {
 		MessageID string `json:"message_id"`
 	}
 	_ = json.Unmarshal(plain, &p)
-	f.mu.Lock()
-	if f.payloads == nil {
-		f.payloads = map[string][][]byte{}
-	}
-	f.payloads["web:"+r.URL.Path] = append(f.payloads["web:"+r.URL.Path], plain)
-	f.mu.Unlock()
+	f.keep("web:"+r.URL.Path, plain)
 	status := f.record(r, "web:"+r.URL.Path, p.MessageID)
 	if status == pwHang {
 		return
@@ -253,6 +252,16 @@ func (f *pwFakes) serveWeb(w http.ResponseWriter, r *http.Request) {
 		status = http.StatusCreated
 	}
 	w.WriteHeader(status)
+}
+
+// keep records the payload key got (Web Push's decrypted).
+func (f *pwFakes) keep(key string, payload []byte) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.payloads == nil {
+		f.payloads = map[string][][]byte{}
+	}
+	f.payloads[key] = append(f.payloads[key], payload)
 }
 
 // decrypt opens an RFC 8291 aes128gcm body with the browser's keys.

@@ -73,6 +73,9 @@ type apnsPayload struct {
 	MessageID string          `json:"message_id"`
 	ChannelID string          `json:"channel_id"`
 	Actions   json.RawMessage `json:"actions,omitempty"`
+	// ImageURL is the picture a notification service extension (which
+	// mutable-content runs) downloads and shows.
+	ImageURL string `json:"image_url,omitempty"`
 }
 
 // criticalSound is the sound of a critical alert: at full volume, through
@@ -90,7 +93,7 @@ type criticalSound struct {
 // same apns-collapse-id) and sound again. A silent notification (quiet
 // hours; never an urgent one) is passive and without sound.
 func apnsPayloadFor(n Notification, critical bool) ([]byte, int, error) {
-	p := apnsPayload{MessageID: n.MessageID, ChannelID: n.ChannelID, Actions: n.Actions,
+	p := apnsPayload{MessageID: n.MessageID, ChannelID: n.ChannelID, Actions: n.Actions, ImageURL: n.Image,
 		APS: aps{Alert: apsAlert{Title: n.Title, Body: PlainText(n.Body)}, InterruptionLevel: "active", MutableContent: 1}}
 	if len(n.Actions) > 2 { // not "[]"
 		p.APS.Category = "HERALD_ACTIONS"

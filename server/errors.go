@@ -76,6 +76,10 @@ func asAPIError(err error) (*apiError, bool) {
 		return ae, true
 	case errors.As(err, &se):
 		return serviceError(se), true
+	case errors.As(err, &mbe) && mbe.Limit != maxBody:
+		return newError(http.StatusRequestEntityTooLarge, "payload_too_large",
+			"the request body is larger than %d bytes, the limit of a send with a file (attachments.max_file_size and 64 KiB)",
+			mbe.Limit), true
 	case errors.As(err, &mbe):
 		return newError(http.StatusRequestEntityTooLarge, "payload_too_large",
 			"the request body is larger than %d bytes (1 MiB), the limit of every endpoint", mbe.Limit), true
@@ -102,6 +106,8 @@ func serviceError(e *service.Error) *apiError {
 		return newError(http.StatusServiceUnavailable, e.Code, "%s", e.Message)
 	case service.Unauthenticated:
 		return errInvalidToken("%s", e.Message)
+	case service.TooLarge:
+		return newError(http.StatusRequestEntityTooLarge, e.Code, "%s", e.Message)
 	default:
 		return errInvalidPayload("%s", e.Message)
 	}

@@ -79,7 +79,7 @@ func (s *Server) gotifyMessage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	m, err := s.sendChecked(r, ch, pl)
+	m, err := s.sendChecked(r, ch, pl, nil)
 	if err != nil {
 		return err
 	}

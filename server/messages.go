@@ -49,6 +49,41 @@ type messageJSON struct {
 	DeliverAt string `json:"deliver_at,omitempty"`
 	// Alert is an urgent message's alert; null on any other.
 	Alert *service.AlertJSON `json:"alert"`
+	// Attachment is the file or picture kept with the message, or a link
+	// not fetched.
+	Attachment *attachmentJSON `json:"attachment,omitempty"`
+}
+
+// attachmentJSON is a message's attachment: a stored file, read at its
+// url (a relative path, for the signed-in app), or a link not fetched
+// (name, url and error).
+type attachmentJSON struct {
+	ID           string `json:"id,omitempty"`
+	Name         string `json:"name"`
+	ContentType  string `json:"content_type,omitempty"`
+	Size         int64  `json:"size,omitempty"`
+	Image        *bool  `json:"image,omitempty"`
+	URL          string `json:"url"`
+	ThumbnailURL string `json:"thumbnail_url,omitempty"`
+	Width        int    `json:"width,omitempty"`
+	Height       int    `json:"height,omitempty"`
+	Error        string `json:"error,omitempty"`
+}
+
+// renderAttachment is a's JSON; nil for none.
+func renderAttachment(a *store.AttachmentInfo) *attachmentJSON {
+	if a == nil {
+		return nil
+	}
+	if !a.Stored() {
+		return &attachmentJSON{Name: a.Name, URL: a.URL, Error: a.Error}
+	}
+	out := &attachmentJSON{ID: a.ID, Name: a.Name, ContentType: a.ContentType, Size: a.Size, Image: &a.Image,
+		URL: service.AttachmentPath(a.ID), Width: a.Width, Height: a.Height}
+	if a.Thumbnail {
+		out.ThumbnailURL = out.URL + "?thumbnail=1"
+	}
+	return out
 }
 
 // pollStatus is a message's polling state as of now: a submitted response
@@ -96,6 +131,7 @@ func (s *Server) renderMessage(m *store.Message, tally service.ApprovalTally, vi
 		// shows no extras rather than failing the whole list.
 		if e, err := store.DecodeExtras(m.Extras); err == nil {
 			out.Tags, out.Click, out.Icon, out.Attach, out.Markdown = e.Tags, e.Click, e.Icon, e.Attach, e.Markdown
+			out.Attachment = renderAttachment(e.Attachment)
 		}
 	}
 	out.SequenceID = m.SequenceID

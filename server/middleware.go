@@ -90,7 +90,8 @@ func (s *Server) outer(next http.Handler) http.Handler {
 		ctx := context.WithValue(r.Context(), keyRequestID, id)
 		r = r.WithContext(ctx)
 		raw := r.Body
-		r.Body = http.MaxBytesReader(w, r.Body, maxBody)
+		limit := s.bodyLimit(r)
+		r.Body = http.MaxBytesReader(w, r.Body, limit)
 		sw := &statusWriter{ResponseWriter: w}
 		defer func() {
 			if v := recover(); v != nil {
@@ -114,7 +115,7 @@ func (s *Server) outer(next http.Handler) http.Handler {
 				"status", status, "bytes", sw.bytes, "duration_ms", float64(time.Since(start).Microseconds())/1000,
 				"remote", r.RemoteAddr)
 		}()
-		if r.ContentLength > maxBody {
+		if r.ContentLength > limit {
 			// Declared too large: refused before anything decodes it. A
 			// body of unknown length meets the limit as it is read
 			// (asAPIError). One of up to maxDrain is read and dropped
@@ -124,7 +125,7 @@ func (s *Server) outer(next http.Handler) http.Handler {
 			if r.ContentLength <= maxDrain {
 				_, _ = io.Copy(io.Discard, raw)
 			}
-			s.writeError(sw, r, &http.MaxBytesError{Limit: maxBody})
+			s.writeError(sw, r, &http.MaxBytesError{Limit: limit})
 			return
 		}
 		next.ServeHTTP(sw, r)
@@ -193,7 +194,7 @@ func redactPath(p string) string {
 }
 
 // idPrefixes start Herald's ids, which are not secrets.
-var idPrefixes = []string{"ch_", "dev_", "dlv_", "fld_", "key_", "msg_", "ses_", "usr_"}
+var idPrefixes = []string{"att_", "ch_", "dev_", "dlv_", "fld_", "key_", "msg_", "ses_", "usr_"}
 
 // tokenShaped reports whether seg holds a run of token characters that
 // could be a credential.

@@ -27,6 +27,15 @@ const emptyMessage = "triggered"
 // and GET/PUT/POST /<topic>/publish|send|trigger: parameters in headers or
 // the query, the message in the body (or the message parameter).
 func (s *Server) handleNtfyPublish(w http.ResponseWriter, r *http.Request, topic, sequenceID string) {
+	if s.uploadLimit > 0 && ntfyUpload(r) {
+		// Maybe a file: its place in memory is held before it is read.
+		release, err := s.svc.HoldUpload(r.Context())
+		if err != nil {
+			s.writeNtfyError(w, r, err)
+			return
+		}
+		defer release()
+	}
 	body, err := readBody(r)
 	if err != nil {
 		s.writeNtfyError(w, r, bodyError(err))
@@ -86,25 +95,36 @@ func (s *Server) ntfyPublish(w http.ResponseWriter, r *http.Request, topic, sequ
 	if sequenceID != "" {
 		p.SequenceID = sequenceID // the path's, as ntfy takes it
 	}
-	pl, err := ntfyPayload(ch, p, body)
+	pl, up, err := ntfyPayload(ch, p, body)
 	if err != nil {
 		return err
 	}
-	m, err := s.sendChecked(r, ch, pl)
+	m, err := s.sendChecked(r, ch, pl, up)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, ntfyAnswer(m, topic, p, pl))
+	a := ntfyAnswer(m, topic, p, pl)
+	if pl.Extras.Attachment != nil {
+		a.Attachment = s.ntfyAttachment(r.Context(), m, pl.Extras.Attachment, "")
+	}
+	writeJSON(w, http.StatusOK, a)
 	return nil
 }
 
 // sendChecked validates a front door's message by the rules of every send
-// (service.CheckSend) and stores it in ch, as handleSend does.
-func (s *Server) sendChecked(r *http.Request, ch *store.Channel, pl *service.SendPayload) (*store.Message, error) {
+// (service.CheckSend) and stores it in ch, as handleSend does, with up,
+// the file sent with it, when not nil.
+func (s *Server) sendChecked(r *http.Request, ch *store.Channel, pl *service.SendPayload, up *service.Upload) (*store.Message, error) {
 	if err := service.CheckSend(pl); err != nil {
 		return nil, err
 	}
-	m, err := s.svc.Send(r.Context(), ch, pl)
+	var m *store.Message
+	var err error
+	if up != nil {
+		m, err = s.svc.SendWithFile(r.Context(), ch, pl, up)
+	} else {
+		m, err = s.svc.Send(r.Context(), ch, pl)
+	}
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, errInvalidToken("no channel has this webhook token") // deleted meanwhile
 	}
@@ -115,17 +135,25 @@ func (s *Server) sendChecked(r *http.Request, ch *store.Channel, pl *service.Sen
 // the message (else the message parameter, else "triggered"), the title
 // defaults to the channel's name, tags that are emoji short codes become
 // emoji, and view and http actions become url and http actions.
-func ntfyPayload(ch *store.Channel, p *ntfy.Publish, body []byte) (*service.SendPayload, error) {
-	if p.Filename != "" {
-		return nil, &ntfy.ParamError{Code: ntfy.CodeAttachDisallowed,
-			Msg: "Herald does not take file uploads yet: send the file's URL as attach=URL (X-Attach) instead"}
-	}
-	if !utf8.Valid(body) || bytes.IndexByte(body, 0) >= 0 {
-		return nil, &ntfy.ParamError{Code: ntfy.CodeMessageNotUTF8,
-			Msg: "the body must be UTF-8 text: Herald does not take file uploads yet; send attach=URL (X-Attach) instead"}
-	}
+//
+// As ntfy: with a file name (Filename, ?filename=), or without an attach
+// URL and with a body that is not text, the body is a file (up), named
+// "attachment" and its type's extension when it has no name, and the
+// message is the message parameter, else "You received a file: NAME".
+// With an attach URL, the body is the message, and the URL stays a link.
+func ntfyPayload(ch *store.Channel, p *ntfy.Publish, body []byte) (*service.SendPayload, *service.Upload, error) {
+	var up *service.Upload
 	message := p.Message
-	if len(body) > 0 {
+	switch {
+	case p.Attach == "" && (p.Filename != "" || !utf8.Valid(body) || bytes.IndexByte(body, 0) >= 0):
+		up = &service.Upload{Name: service.AttachmentName(p.Filename, body), Data: body}
+		if message == "" {
+			message = "You received a file: " + up.Name
+		}
+	case !utf8.Valid(body) || bytes.IndexByte(body, 0) >= 0:
+		return nil, nil, &ntfy.ParamError{Code: ntfy.CodeMessageNotUTF8,
+			Msg: "the body must be UTF-8 text when attach (X-Attach) names the file; to send the file itself, give it a Filename"}
+	case len(body) > 0:
 		message = strings.TrimSpace(string(body)) // as ntfy: a body wins over the message parameter
 	}
 	if message == "" {
@@ -137,7 +165,7 @@ func ntfyPayload(ch *store.Channel, p *ntfy.Publish, body []byte) (*service.Send
 	}
 	actions, err := heraldActions(p.Actions)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	return &service.SendPayload{
 		Title: &title, Body: message, Priority: ntfy.Level(p.Priority), Actions: actions,
@@ -146,7 +174,7 @@ func ntfyPayload(ch *store.Channel, p *ntfy.Publish, body []byte) (*service.Send
 			SequenceID: p.SequenceID, NtfyPriority: p.Priority,
 		},
 		DeliverAt: p.Delay, Ephemeral: p.NoCache, NoPush: p.NoFirebase,
-	}, nil
+	}, up, nil
 }
 
 // heraldActions turns ntfy's actions into Herald's: view opens its URL (a

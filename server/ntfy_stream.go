@@ -3,8 +3,6 @@ package server
 import (
 	"bytes"
 	"encoding/json"
-	"net/url"
-	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -137,13 +135,9 @@ func (s *Server) ntfyMessage(enc *ntfyEncoding, msg *ntfy.Message, fe *frameEven
 		msg.Priority = ntfyPriorities[m.Priority]
 	}
 	msg.Tags, msg.Click, msg.Icon = x.Tags, x.Click, x.Icon
-	if x.Attach != "" {
-		name := "attachment"
-		if u, err := url.Parse(x.Attach); err == nil && path.Base(u.Path) != "/" && path.Base(u.Path) != "." {
-			name = path.Base(u.Path)
-		}
-		msg.Attachment = &ntfy.Attachment{Name: name, URL: x.Attach}
-	}
+	// A stored file is read through a signed link, which an ntfy app
+	// fetches without credentials; a link stays the link.
+	msg.Attachment = s.ntfyAttachment(s.streams, m, x.Attachment, x.Attach)
 	if x.Markdown {
 		msg.ContentType = "text/markdown"
 	}

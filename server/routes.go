@@ -79,6 +79,9 @@ func (s *Server) routes() {
 	s.serviceWorker(post, "/v1/messages/:id/notification-response", s.handleNotificationResponse)
 	s.public(post, "/v1/ntfy/answer/:capability", s.handleNtfyAnswer)
 	s.authed(get, "/v1/messages/:id/deliveries", s.handleDeliveries)
+	// A signed link (?exp=&sig=) reads it without a credential: the
+	// handler authenticates the others itself.
+	s.public(get, "/v1/attachments/:id", s.handleAttachment)
 	s.authed(post, "/v1/messages/:id/redeliver", s.handleRedeliver)
 
 	s.public(get, "/v1/verify/docs", s.handleVerifyDocs)

@@ -35,6 +35,9 @@ func (s *Server) handleSend(w http.ResponseWriter, r *http.Request, p httprouter
 	if err != nil {
 		return err
 	}
+	if isMultipart(r) {
+		return s.sendMultipart(w, r, ch)
+	}
 	body, err := readBody(r)
 	if err != nil {
 		return bodyError(err)

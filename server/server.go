@@ -64,7 +64,10 @@ type Server struct {
 	version string
 	now     func() time.Time
 	baseURL string
-	hsts    bool // base_url is https: answers carry Strict-Transport-Security
+	// uploadLimit is the body limit of a send that carries a file; 0 while
+	// attachments are off (every request then keeps maxBody).
+	uploadLimit int64
+	hsts        bool // base_url is https: answers carry Strict-Transport-Security
 
 	router    *httprouter.Router
 	handler   http.Handler
@@ -119,6 +122,9 @@ func New(opts Options) *Server {
 		subs:        opts.Subscriptions,
 		purchases:   opts.Service.Purchases(opts.Subscriptions),
 		started:     opts.Now(),
+	}
+	if a := opts.Config.Attachments; a.Enabled {
+		s.uploadLimit = max(a.MaxFileSize.Bytes()+uploadOverhead, maxBody)
 	}
 	s.streams, s.closeStreams = context.WithCancel(context.Background())
 	s.heartbeat.Store(int64(heartbeat))

@@ -30,6 +30,9 @@ const (
 	// Unauthenticated: the credential presented signs nobody in (401
 	// invalid_token).
 	Unauthenticated
+	// TooLarge: a file is larger than a limit allows, or would take its
+	// owner over their quota (413, with Error.Code).
+	TooLarge
 )
 
 // Error is a refusal a caller is meant to read: its Kind, a code for

@@ -72,6 +72,10 @@ type SendPayload struct {
 	// nil on any other.
 	Urgent *UrgentOptions `json:"urgent,omitempty"`
 
+	// Attachment names a file to fetch at send time and keep with the
+	// message (attachments.fetch; else it stays a link).
+	Attachment *AttachmentRequest `json:"attachment,omitempty"`
+
 	// DeliverAt schedules the message: it is stored at once, listed as
 	// scheduled, and streamed and pushed at this time. Nil sends now.
 	DeliverAt *time.Time `json:"deliver_at,omitempty"`
@@ -143,6 +147,9 @@ func CheckSend(p *SendPayload) error {
 		if p.Actions[i].Type == "form" && p.CallbackURL == nil {
 			return invalid("actions[%d]: %s", i, formNeedsCallback)
 		}
+	}
+	if err := checkAttachmentRequest(p); err != nil {
+		return err
 	}
 	return checkExtras(&p.Extras)
 }

@@ -15,8 +15,30 @@ import (
 // Send stores a message, validated by CheckSend, in ch: with its stream
 // event and push job, in one commit. A message to an approval channel sent
 // without actions gets the Approve and Reject buttons. It returns once the
-// message is durable; a channel deleted meanwhile is ErrNotFound.
+// message is durable; a channel deleted meanwhile is ErrNotFound. A
+// message whose "attachment" names a file by URL has it fetched first
+// (sendFetched).
 func (s *Service) Send(ctx context.Context, ch *store.Channel, p *SendPayload) (*store.Message, error) {
+	if p.Attachment != nil {
+		return s.sendFetched(ctx, ch, p)
+	}
+	m, err := s.prepareSend(ch, p)
+	if err != nil {
+		return nil, err
+	}
+	// A plain send has no extras: EncodeExtras marshals nothing then.
+	if m.Extras, err = store.EncodeExtras(&p.Extras); err != nil {
+		return nil, err
+	}
+	if err := s.st.CreateMessage(ctx, m); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// prepareSend checks what a send asks of the network and the clock, and
+// returns the message to store in ch, without its extras.
+func (s *Service) prepareSend(ch *store.Channel, p *SendPayload) (*store.Message, error) {
 	if p.CallbackURL != nil {
 		if err := s.checkCallbackHost(*p.CallbackURL); err != nil {
 			return nil, err
@@ -63,14 +85,6 @@ func (s *Service) Send(ctx context.Context, ch *store.Channel, p *SendPayload) (
 	if p.DeliverAt != nil {
 		at := p.DeliverAt.UTC()
 		m.DeliverAt = &at
-	}
-	// A plain send has no extras: EncodeExtras marshals nothing then.
-	var err error
-	if m.Extras, err = store.EncodeExtras(&p.Extras); err != nil {
-		return nil, err
-	}
-	if err := s.st.CreateMessage(ctx, m); err != nil {
-		return nil, err
 	}
 	return m, nil
 }

@@ -12,6 +12,9 @@ package service
 
 import (
 	"log/slog"
+	"net/http"
+	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/heraldhq/herald/config"
@@ -41,6 +44,16 @@ type Options struct {
 	// its refresh token (and a browser session). Zero is the configuration's
 	// default.
 	SessionTTL, RefreshTTL time.Duration
+	// Attachments are the limits of files sent with messages; a zero
+	// limit is the configuration's default. Enabled false refuses them.
+	Attachments config.Attachments
+	// BaseURL is the server's public URL, which signed attachment links
+	// are built on.
+	BaseURL string
+	// Fetcher fetches the files sends name by URL; nil is a client under
+	// Callbacks' policy (what a send is refused for and what is dialled
+	// are the same policy).
+	Fetcher *http.Client
 }
 
 // OptionsFrom takes the rules' settings from the configuration.
@@ -50,7 +63,8 @@ func OptionsFrom(cfg config.Config) Options {
 	return Options{ResponseTTL: cfg.Polling.ResponseTTL.Duration, Retention: cfg.Retention.Messages.Duration,
 		DefaultPlan: cfg.DefaultPlan, Plans: cfg.Plans, Callbacks: &netguard.Policy{Blocked: blocked,
 			AllowLoopback: cfg.Delivery.AllowLoopback, BlockPrivate: cfg.Delivery.BlockPrivate},
-		SessionTTL: cfg.Auth.SessionTTL.Duration, RefreshTTL: cfg.Auth.RefreshTTL.Duration}
+		SessionTTL: cfg.Auth.SessionTTL.Duration, RefreshTTL: cfg.Auth.RefreshTTL.Duration,
+		Attachments: cfg.Attachments, BaseURL: cfg.BaseURL}
 }
 
 // Service is Herald's rules over one store.
@@ -60,6 +74,11 @@ type Service struct {
 	log    *slog.Logger
 	opts   Options
 	keyUse *keyUse // API key use times not yet written (FlushKeyUse)
+
+	slots        chan struct{} // files in memory (HoldUpload)
+	decodes      chan struct{} // pictures being decoded for a thumbnail: one at a time
+	fetcher      *http.Client
+	linkKeyCache atomic.Pointer[[]byte]
 }
 
 // New returns the rules over st.
@@ -76,5 +95,25 @@ func New(st *store.Store, opts Options) *Service {
 	if opts.RefreshTTL <= 0 {
 		opts.RefreshTTL = config.Default().Auth.RefreshTTL.Duration
 	}
-	return &Service{st: st, now: opts.Now, log: opts.Log, opts: opts, keyUse: newKeyUse()}
+	def := config.Default().Attachments
+	a := &opts.Attachments
+	if a.MaxFileSize <= 0 {
+		a.MaxFileSize = def.MaxFileSize
+	}
+	if a.FetchTimeout.Duration <= 0 {
+		a.FetchTimeout = def.FetchTimeout
+	}
+	if a.MaxInMemory <= 0 {
+		a.MaxInMemory = def.MaxInMemory
+	}
+	opts.BaseURL = strings.TrimRight(opts.BaseURL, "/")
+	if opts.Fetcher == nil {
+		var guard netguard.Policy
+		if opts.Callbacks != nil {
+			guard = *opts.Callbacks
+		}
+		opts.Fetcher = guard.ClientWith(netguard.Limits{Total: a.FetchTimeout.Duration})
+	}
+	return &Service{st: st, now: opts.Now, log: opts.Log, opts: opts, keyUse: newKeyUse(),
+		slots: make(chan struct{}, a.MaxInMemory), decodes: make(chan struct{}, 1), fetcher: opts.Fetcher}
 }

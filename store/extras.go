@@ -17,13 +17,18 @@ type Extras struct {
 	// NtfyPriority is the 1-5 priority an ntfy or Gotify sender gave,
 	// kept for ntfy clients; 0 when the sender used Herald's words.
 	NtfyPriority int `json:"-"`
+	// Attachment is the file or picture kept with the message (or a link
+	// not fetched); nil without one. Never decoded from a send's JSON,
+	// whose "attachment" asks for one.
+	Attachment *AttachmentInfo `json:"-"`
 }
 
 // storedExtras is how Extras are kept in the store: as sent, with the
 // ntfy priority that Herald's own JSON may not set.
 type storedExtras struct {
 	Extras
-	NtfyPriority int `json:"ntfy_priority,omitempty"`
+	NtfyPriority int             `json:"ntfy_priority,omitempty"`
+	Attachment   *AttachmentInfo `json:"attachment,omitempty"`
 }
 
 // EncodeExtras is the stored form of e: nil when it holds nothing, so a
@@ -32,7 +37,7 @@ func EncodeExtras(e *Extras) (json.RawMessage, error) {
 	if e.empty() {
 		return nil, nil
 	}
-	return json.Marshal(storedExtras{Extras: *e, NtfyPriority: e.NtfyPriority})
+	return json.Marshal(storedExtras{Extras: *e, NtfyPriority: e.NtfyPriority, Attachment: e.Attachment})
 }
 
 // DecodeExtras reads the stored form of a message's extras; nil is none.
@@ -44,11 +49,11 @@ func DecodeExtras(doc json.RawMessage) (Extras, error) {
 	if err := json.Unmarshal(doc, &se); err != nil {
 		return Extras{}, err
 	}
-	se.Extras.NtfyPriority = se.NtfyPriority
+	se.Extras.NtfyPriority, se.Extras.Attachment = se.NtfyPriority, se.Attachment
 	return se.Extras, nil
 }
 
 func (e *Extras) empty() bool {
 	return len(e.Tags) == 0 && e.Click == "" && e.Icon == "" && e.Attach == "" && !e.Markdown &&
-		e.SequenceID == "" && e.NtfyPriority == 0
+		e.SequenceID == "" && e.NtfyPriority == 0 && e.Attachment == nil
 }

@@ -13,6 +13,10 @@ func TestEncodeExtrasRoundTrip(t *testing.T) {
 			Attach: "https://example.com/a.jpg", Markdown: true, SequenceID: "seq-1", NtfyPriority: 5},
 		"priority only": {NtfyPriority: 1},
 		"tags only":     {Tags: []string{"a"}},
+		"attachment only": {Attachment: &AttachmentInfo{ID: "att_1", Name: "gate.jpg", ContentType: "image/jpeg",
+			Size: 1234, Image: true, Thumbnail: true, Width: 1920, Height: 1080}},
+		"link not fetched": {Attach: "https://example.com/a.jpg",
+			Attachment: &AttachmentInfo{Name: "a.jpg", URL: "https://example.com/a.jpg", Error: "not fetched"}},
 	} {
 		doc, err := EncodeExtras(&e)
 		if err != nil || doc == nil {

@@ -143,28 +143,7 @@ func b2i(b bool) int {
 // CreateMessage stores m, filling ID, State and CreatedAt. It returns once the
 // message is committed (durably, with synchronous=full).
 func (s *Store) CreateMessage(ctx context.Context, m *Message) error {
-	m.State = StatePending
-	m.CreatedAt = s.now().UTC().Truncate(time.Millisecond)
-	m.ID = NewSortableID("msg_", m.CreatedAt)
-	if len(m.Actions) == 0 {
-		m.Actions = json.RawMessage("[]")
-	}
-	var deadline any
-	if m.Approval != nil {
-		// A scheduled approval's window opens when it is delivered.
-		start := m.CreatedAt
-		if m.DeliverAt != nil {
-			start = *m.DeliverAt
-		}
-		d := start.Add(time.Duration(m.Approval.WindowSeconds) * time.Second)
-		m.ApprovalDeadline = &d
-		deadline = ms(d)
-	}
-	args := []any{m.ID, m.ChannelID, m.Title, m.Body, m.Priority, string(m.Actions), m.CallbackURL, m.Muted,
-		approvalJSON(m.Approval), m.State, ms(m.CreatedAt), deadline,
-		nullText(m.Extras), nullString(m.SequenceID), nullMS(m.DeliverAt), m.Ephemeral, m.NoPush}
-	// The pusher checks cheaply whether a job is due.
-	marks := messageMarks[b2i(deadline != nil)|b2i(!m.Muted)<<1|b2i(m.DeliverAt != nil)<<2]
+	args, marks := s.prepareMessage(m)
 	insert := func(tx *writeTx) error {
 		// One statement: the messages_created trigger records the stream
 		// event and queues the push job (migrations 0007, 0026).
@@ -198,6 +177,11 @@ func (s *Store) CreateMessage(ctx context.Context, m *Message) error {
 			return nil
 		})
 	}
+	return s.createError(m, err)
+}
+
+// createError is the error of a failed create of message m.
+func (s *Store) createError(m *Message, err error) error {
 	if isForeignKey(err) {
 		// The channel was deleted (by another process, after a cached
 		// token lookup): as if the token were unknown.
@@ -208,6 +192,33 @@ func (s *Store) CreateMessage(ctx context.Context, m *Message) error {
 		return fmt.Errorf("store: create message: %w", err)
 	}
 	return nil
+}
+
+// prepareMessage fills m's ID, State and CreatedAt and returns the
+// arguments of its insert and the topics its commit wakes.
+func (s *Store) prepareMessage(m *Message) (args []any, marks []string) {
+	m.State = StatePending
+	m.CreatedAt = s.now().UTC().Truncate(time.Millisecond)
+	m.ID = NewSortableID("msg_", m.CreatedAt)
+	if len(m.Actions) == 0 {
+		m.Actions = json.RawMessage("[]")
+	}
+	var deadline any
+	if m.Approval != nil {
+		// A scheduled approval's window opens when it is delivered.
+		start := m.CreatedAt
+		if m.DeliverAt != nil {
+			start = *m.DeliverAt
+		}
+		d := start.Add(time.Duration(m.Approval.WindowSeconds) * time.Second)
+		m.ApprovalDeadline = &d
+		deadline = ms(d)
+	}
+	args = []any{m.ID, m.ChannelID, m.Title, m.Body, m.Priority, string(m.Actions), m.CallbackURL, m.Muted,
+		approvalJSON(m.Approval), m.State, ms(m.CreatedAt), deadline,
+		nullText(m.Extras), nullString(m.SequenceID), nullMS(m.DeliverAt), m.Ephemeral, m.NoPush}
+	// The pusher checks cheaply whether a job is due.
+	return args, messageMarks[b2i(deadline != nil)|b2i(!m.Muted)<<1|b2i(m.DeliverAt != nil)<<2]
 }
 
 // Message returns a message by id, whoever owns it; callers check access.

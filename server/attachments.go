@@ -1,0 +1,272 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+
+	"github.com/julienschmidt/httprouter"
+
+	"github.com/heraldhq/herald/ntfy"
+	"github.com/heraldhq/herald/service"
+	"github.com/heraldhq/herald/store"
+)
+
+// Files sent with a message (docs/sending.md): POST /v1/send/{token} as
+// multipart/form-data (part payload, the JSON message; part file, the
+// file), and ntfy's upload (PUT /<token> with a Filename, or a binary
+// body). Those requests may be max_file_size + uploadOverhead bytes long;
+// every other request keeps the limit of maxBody.
+
+// uploadOverhead is what a send with a file may carry beside the file: its
+// JSON and the multipart framing.
+const uploadOverhead = 64 << 10
+
+// Parts of a multipart send.
+const (
+	partPayload = "payload"
+	partFile    = "file"
+)
+
+// bodyLimit is the body limit of r: maxBody, or for a request that may
+// carry a file, the upload limit. It reads only r's method, path and
+// headers, and allocates nothing.
+func (s *Server) bodyLimit(r *http.Request) int64 {
+	if s.uploadLimit == 0 || (r.Method != http.MethodPost && r.Method != http.MethodPut) {
+		return maxBody
+	}
+	p := r.URL.Path
+	if strings.HasPrefix(p, "/v1/send/") {
+		if isMultipart(r) {
+			return s.uploadLimit
+		}
+		return maxBody
+	}
+	if ntfyUpload(r) {
+		return s.uploadLimit
+	}
+	return maxBody
+}
+
+// isMultipart reports whether r's body is multipart/form-data.
+func isMultipart(r *http.Request) bool {
+	ct := r.Header["Content-Type"]
+	return len(ct) == 1 && len(ct[0]) >= 19 && strings.EqualFold(ct[0][:19], "multipart/form-data")
+}
+
+// ntfyUpload reports whether r may be an ntfy publish of a file: to a
+// topic's path (not Herald's own API), with a file name, or with a body
+// whose declared type is not text.
+func ntfyUpload(r *http.Request) bool {
+	p := r.URL.Path
+	if len(p) < 2 || strings.HasPrefix(p, "/v1/") || strings.HasPrefix(p, "/auth/") || p == "/message" {
+		return false
+	}
+	h := r.Header
+	for _, k := range [...]string{"X-Filename", "Filename", "File", "F"} {
+		if len(h[k]) > 0 {
+			return true
+		}
+	}
+	if q := r.URL.RawQuery; q != "" {
+		for _, k := range [...]string{"filename=", "file=", "f=", "x-filename="} {
+			if strings.HasPrefix(q, k) || strings.Contains(q, "&"+k) {
+				return true
+			}
+		}
+	}
+	ct := h.Get("Content-Type")
+	return ct != "" && !strings.HasPrefix(ct, "text/") && !strings.HasPrefix(ct, "application/json") &&
+		!strings.HasPrefix(ct, "application/x-www-form-urlencoded")
+}
+
+// sendMultipart is handleSend for a multipart body: the payload part read
+// as the JSON body would be, the file part kept with the message.
+func (s *Server) sendMultipart(w http.ResponseWriter, r *http.Request, ch *store.Channel) error {
+	release, err := s.svc.HoldUpload(r.Context())
+	if err != nil {
+		return err
+	}
+	defer release()
+	payload, up, err := s.readParts(r)
+	if err != nil {
+		return err
+	}
+	if payload == nil {
+		return errInvalidPayload("a multipart send needs a %q part: the JSON message, as the JSON body would be", partPayload)
+	}
+	pl, err := parseSend(payload)
+	if err != nil {
+		return err
+	}
+	if up == nil {
+		return s.deliverMessage(w, r, ch, pl)
+	}
+	m, err := s.svc.SendWithFile(r.Context(), ch, pl, up)
+	if errors.Is(err, store.ErrNotFound) {
+		return errInvalidToken("no channel has this webhook token") // deleted meanwhile
+	} else if err != nil {
+		return err
+	}
+	writeRawJSON(w, http.StatusOK, sendResult{OK: true, ID: m.ID, Muted: m.Muted}.appendJSON(make([]byte, 0, 64)))
+	return nil
+}
+
+// readParts reads a multipart send: its payload (nil when absent) and its
+// file (nil when absent). Any other part, or a part twice, is refused.
+func (s *Server) readParts(r *http.Request) ([]byte, *service.Upload, error) {
+	mr, err := r.MultipartReader()
+	if err != nil {
+		return nil, nil, errInvalidPayload("the multipart body cannot be read: %v", err)
+	}
+	var payload []byte
+	var up *service.Upload
+	for {
+		part, err := mr.NextPart()
+		if err == io.EOF {
+			return payload, up, nil
+		}
+		if err != nil {
+			return nil, nil, partError(err)
+		}
+		switch name := part.FormName(); {
+		case name == partPayload && payload == nil:
+			if payload, err = io.ReadAll(io.LimitReader(part, maxBody+1)); err != nil {
+				return nil, nil, partError(err)
+			}
+			if len(payload) > maxBody {
+				return nil, nil, errInvalidPayload("the %q part is larger than 1 MiB", partPayload)
+			}
+		case name == partFile && up == nil:
+			limit := s.cfg.Attachments.MaxFileSize.Bytes()
+			// Room for the whole body at once when its length is known:
+			// no copies while a large file grows.
+			buf := bytes.NewBuffer(make([]byte, 0, min(limit+1, max(r.ContentLength, 0))))
+			if _, err := buf.ReadFrom(io.LimitReader(part, limit+1)); err != nil {
+				return nil, nil, partError(err)
+			}
+			data := buf.Bytes()
+			if int64(len(data)) > limit {
+				return nil, nil, service.TooBig(limit)
+			}
+			up = &service.Upload{Name: part.FileName(), Data: data}
+		case name == partPayload || name == partFile:
+			return nil, nil, errInvalidPayload("the %q part is sent twice: a send carries one message and at most one file", name)
+		default:
+			return nil, nil, errInvalidPayload("unknown part %q: a multipart send takes the parts %q (the JSON message) and %q (the file)",
+				name, partPayload, partFile)
+		}
+	}
+}
+
+// partError is the error of a multipart body that could not be read.
+func partError(err error) error {
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		return err
+	}
+	return errInvalidPayload("the multipart body cannot be read: %v", err)
+}
+
+// handleAttachment is GET /v1/attachments/{id}: the file, or its
+// thumbnail with ?thumbnail=1, for whoever may read its message, or
+// through a signed link (?exp=&sig=, which needs no credential).
+func (s *Server) handleAttachment(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
+	q := r.URL.Query()
+	id := p.ByName("id")
+	thumb := q.Get("thumbnail") == "1" || q.Get("thumbnail") == "true"
+	var d *service.Download
+	var err error
+	if q.Has("sig") || q.Has("exp") {
+		d, err = s.svc.SignedAttachment(r.Context(), id, thumb, q.Get("exp"), q.Get("sig"))
+	} else {
+		var who *principal
+		if who, err = s.authenticate(r); err != nil {
+			return err
+		}
+		// A page of pictures reads many: a bucket of its own, roomier than
+		// the API's.
+		if err := s.rateLimit(w, r, "attachments|"+who.user.ID, 10*s.cfg.Plans.Limits(who.user.Plan).APIPerMinute); err != nil {
+			return err
+		}
+		d, err = s.svc.AttachmentFor(r.Context(), who.user, id, thumb)
+	}
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	serveDownload(w, r, d)
+	return nil
+}
+
+// serveDownload answers with d's bytes, ranges and conditional requests
+// included (http.ServeContent). Its type is the sniffed one, never
+// sniffed again by the browser; only a picture is shown inline, anything
+// else downloads, and nothing it holds may run (a sandbox without
+// sources).
+func serveDownload(w http.ResponseWriter, r *http.Request, d *service.Download) {
+	h := w.Header()
+	h.Set("Content-Type", d.ContentType())
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Content-Security-Policy", "default-src 'none'; sandbox")
+	h.Set("Cache-Control", "private, max-age=3600")
+	variant := "file"
+	if d.Thumbnail {
+		variant = "thumbnail"
+	}
+	h.Set("ETag", `"`+d.ID+"-"+variant+`"`)
+	if d.Inline() {
+		h.Set("Content-Disposition", "inline")
+	} else {
+		h.Set("Content-Disposition", "attachment; filename*=UTF-8''"+encodeRFC5987(d.Name))
+	}
+	http.ServeContent(w, r, "", d.CreatedAt, bytes.NewReader(d.Data))
+}
+
+// encodeRFC5987 percent-encodes s for a filename* parameter: every byte
+// but RFC 5987's attr-chars.
+func encodeRFC5987(s string) string {
+	const hex = "0123456789ABCDEF"
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("!#$&+-.^_`|~", c) >= 0 {
+			b.WriteByte(c)
+			continue
+		}
+		b.WriteByte('%')
+		b.WriteByte(hex[c>>4])
+		b.WriteByte(hex[c&15])
+	}
+	return b.String()
+}
+
+// ntfyAttachment is ntfy's attachment object for a's stored file, with a
+// signed link to it, or for a link (url), as ntfy shows one; nil for
+// neither.
+func (s *Server) ntfyAttachment(ctx context.Context, m *store.Message, a *store.AttachmentInfo, link string) *ntfy.Attachment {
+	if a.Stored() {
+		u, exp, err := s.svc.AttachmentLink(ctx, m.CreatedAt, a, false)
+		if err != nil {
+			s.log.Warn("ntfy: attachment link", "message_id", m.ID, "err", err)
+			return nil
+		}
+		return &ntfy.Attachment{Name: a.Name, Type: mimeBase(a.ContentType), Size: a.Size, Expires: exp.Unix(), URL: u}
+	}
+	if link == "" {
+		return nil
+	}
+	return &ntfy.Attachment{Name: attachmentName(link), URL: link}
+}
+
+// mimeBase is a content type without its parameters.
+func mimeBase(ct string) string {
+	if base, _, err := mime.ParseMediaType(ct); err == nil {
+		return base
+	}
+	return ct
+}

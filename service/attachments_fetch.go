@@ -1,0 +1,126 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+
+	"github.com/heraldhq/herald/netguard"
+	"github.com/heraldhq/herald/store"
+)
+
+// HoldUpload takes one of the places for a file in memory
+// (attachments.max_in_memory), waiting for one until ctx ends; release
+// gives it back. Every upload and fetch holds one while its bytes are in
+// memory, so that a flood of large sends waits instead of taking the
+// server's memory.
+func (s *Service) HoldUpload(ctx context.Context) (release func(), err error) {
+	select {
+	case s.slots <- struct{}{}: // a free place is taken at once
+		return func() { <-s.slots }, nil
+	default:
+	}
+	select {
+	case s.slots <- struct{}{}:
+		return func() { <-s.slots }, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// sendFetched stores the message p whose "attachment" names a file by URL:
+// fetched now and kept (attachments.fetch), or kept as a link.
+func (s *Service) sendFetched(ctx context.Context, ch *store.Channel, p *SendPayload) (*store.Message, error) {
+	if !s.opts.Attachments.Enabled {
+		return nil, attachmentsOff()
+	}
+	req := p.Attachment
+	name := req.Name
+	if name == "" {
+		name = nameFromURL(req.URL)
+	}
+	if !s.opts.Attachments.Fetch {
+		link := *p
+		link.Attachment = nil
+		link.Attach = req.URL
+		link.Extras.Attachment = &store.AttachmentInfo{Name: cleanName(name), URL: req.URL,
+			Error: "not fetched: this server keeps files named by URL as links (attachments.fetch = false)"}
+		return s.Send(ctx, ch, &link)
+	}
+	if err := s.checkHost("attachment.url", req.URL); err != nil {
+		return nil, err
+	}
+	release, err := s.HoldUpload(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	data, err := s.fetch(ctx, req.URL)
+	if err != nil {
+		return nil, err
+	}
+	return s.sendFile(ctx, ch, p, &Upload{Name: name, Data: data})
+}
+
+// fetch GETs raw through the callbacks' address policy, within
+// attachments.fetch_timeout, reading at most max_file_size bytes. Each
+// failure is a refusal that says why.
+func (s *Service) fetch(ctx context.Context, raw string) ([]byte, error) {
+	max := s.opts.Attachments.MaxFileSize.Bytes()
+	timeout := s.opts.Attachments.FetchTimeout.Duration
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, raw, nil)
+	if err != nil {
+		return nil, invalid("attachment.url: %v", err)
+	}
+	req.Header.Set("User-Agent", "Herald")
+	resp, err := s.fetcher.Do(req)
+	if err != nil {
+		return nil, s.fetchError(ctx, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		hint := ""
+		if resp.StatusCode >= 300 && resp.StatusCode < 400 {
+			hint = "; redirects are not followed: give the file's final URL"
+		}
+		return nil, invalid("attachment.url: not fetched: the server answered %s%s", resp.Status, hint)
+	}
+	if resp.ContentLength > max {
+		return nil, fetchTooBig(max)
+	}
+	data, err := io.ReadAll(io.LimitReader(resp.Body, max+1))
+	if err != nil {
+		return nil, s.fetchError(ctx, err)
+	}
+	if int64(len(data)) > max {
+		return nil, fetchTooBig(max)
+	}
+	return data, nil
+}
+
+func fetchTooBig(max int64) error {
+	return &Error{Kind: TooLarge, Code: "payload_too_large", Message: fmt.Sprintf(
+		"attachment.url: not fetched: the file is larger than %s, the largest this server keeps (attachments.max_file_size)",
+		byteSize(max))}
+}
+
+// fetchError says why a fetch failed: a blocked address, no answer in
+// time, or what the network said.
+func (s *Service) fetchError(ctx context.Context, err error) error {
+	var be *netguard.BlockedError
+	if errors.As(err, &be) {
+		return invalid("attachment.url is refused: %s", be.Explain("attachment fetches"))
+	}
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) || errors.Is(err, context.DeadlineExceeded) {
+		return invalid("attachment.url: not fetched: the file did not arrive within %s (attachments.fetch_timeout)",
+			s.opts.Attachments.FetchTimeout.Duration)
+	}
+	if ctx.Err() != nil {
+		return ctx.Err() // the sender went away
+	}
+	return invalid("attachment.url: not fetched: %v", err)
+}
