@@ -47,6 +47,11 @@ func fillEveryTable(t *testing.T, env cliEnv) migrated {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Quiet hours: a JSON column of users.
+	if err := st.SetQuietHours(ctx, owner.ID, store.QuietHours{Enabled: true, Start: "22:00", End: "07:00",
+		TimeZone: "Europe/Berlin", Mode: store.QuietHold}); err != nil {
+		t.Fatal(err)
+	}
 	// A revoked key, counted in credential_changes.
 	if err := st.CreateAPIKey(ctx, &store.APIKey{UserID: owner.ID, Name: "old", Prefix: "pk_live_old0"}, store.HashToken("old key"), 10); err != nil {
 		t.Fatal(err)

@@ -43,7 +43,7 @@ func pushDispatcher(ctx context.Context, cfg config.Config, svc *service.Service
 	if c := cfg.Push.APNs; c.KeyFile != "" {
 		var err error
 		if apns, err = push.NewAPNs(push.APNsConfig{KeyFile: c.KeyFile, KeyID: c.KeyID, TeamID: c.TeamID, Topic: c.Topic,
-			Production: c.Production, Host: c.Host}, nil); err != nil {
+			Production: c.Production, Host: c.Host, CriticalAlerts: c.CriticalAlerts}, nil); err != nil {
 			return nil, err
 		}
 	} else {

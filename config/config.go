@@ -256,6 +256,10 @@ type APNs struct {
 	Topic      string `toml:"topic"`
 	Production bool   `toml:"production"`
 	Host       string `toml:"host"` // overrides the APNs host, for tests
+	// CriticalAlerts sends urgent messages as critical alerts, which
+	// sound through silent mode and Focus: only for an app that has
+	// Apple's critical-alerts entitlement. Off: time-sensitive.
+	CriticalAlerts bool `toml:"critical_alerts"`
 }
 
 // FCM configures Firebase Cloud Messaging (HTTP v1) with a service account.

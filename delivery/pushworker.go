@@ -80,7 +80,7 @@ func NewPusher(st *store.Store, d *push.Dispatcher, cfg PushConfig, opts Options
 	p := &Pusher{st: st, d: d, log: opts.Logger, now: opts.Now, cfg: cfg, hosts: newCircuit(opts.Now),
 		outcomes: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "herald_pushes_total",
-			Help: "Push notifications by platform and outcome: sent, retry, deferred, failed, deactivated, skipped.",
+			Help: "Push notifications by platform and outcome: sent, retry, deferred, held (quiet hours), failed, deactivated, skipped.",
 		}, []string{"platform", "outcome"})}
 	if opts.Registry != nil {
 		opts.Registry.MustRegister(p.outcomes)
@@ -187,6 +187,9 @@ func (p *Pusher) sendAll(ctx context.Context, job store.PushJob, m *store.Messag
 // send pushes n to one device and returns the retry it leaves, if any.
 func (p *Pusher) send(ctx context.Context, job store.PushJob, m *store.Message, kind string, n push.Notification,
 	dev store.Device) (store.PushRetry, bool) {
+	if r, held := p.quiet(job, m, kind, &n, dev); held {
+		return r, true
+	}
 	if dev.Platform == "web" && kind == store.PushMessage && dev.SessionID != "" && p.cfg.AnswerKey != nil {
 		n.Answer = &push.Answer{DeviceID: dev.ID, Token: push.AnswerToken(p.cfg.AnswerKey, dev.ID, dev.SessionID, m.ID),
 			URL: "/v1/messages/" + m.ID + "/notification-response"}
@@ -280,6 +283,17 @@ func (p *Pusher) forBrowsers(ctx context.Context, n *push.Notification, m *store
 		n.Kind, n.Status = push.KindUpdate, cmp.Or(m.ApprovalStatus, "answered")
 		if m.State == store.StateExpired && m.ApprovalStatus == "" {
 			n.Status = "expired"
+		}
+		if m.Priority == "urgent" && m.State == store.StatePending && m.ApprovalStatus == "" {
+			// Unanswered, the alert ended: acknowledged, cancelled or
+			// expired.
+			a, err := p.st.Alert(ctx, m.ID)
+			if err != nil && !errors.Is(err, store.ErrNotFound) {
+				return err
+			}
+			if a != nil {
+				n.Status = a.State
+			}
 		}
 	}
 	return nil

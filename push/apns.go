@@ -21,12 +21,16 @@ type APNsConfig struct {
 	Topic      string // the app's bundle id
 	Production bool
 	Host       string // overrides the APNs host (tests)
+	// CriticalAlerts sends urgent messages as critical alerts (the app
+	// needs Apple's entitlement); else they are time-sensitive.
+	CriticalAlerts bool
 }
 
 // APNs sends to iPhones over HTTP/2 with a JWT provider token.
 type APNs struct {
-	client *apns2.Client
-	topic  string
+	client   *apns2.Client
+	topic    string
+	critical bool // urgent messages as critical alerts
 }
 
 // NewAPNs loads the .p8 key and prepares the client. httpClient, when not
@@ -48,7 +52,7 @@ func NewAPNs(cfg APNsConfig, httpClient *http.Client) (*APNs, error) {
 	if httpClient != nil {
 		c.HTTPClient = httpClient
 	}
-	return &APNs{client: c, topic: cfg.Topic}, nil
+	return &APNs{client: c, topic: cfg.Topic, critical: cfg.CriticalAlerts}, nil
 }
 
 type apsAlert struct {
@@ -58,7 +62,7 @@ type apsAlert struct {
 
 type aps struct {
 	Alert             apsAlert `json:"alert"`
-	Sound             string   `json:"sound,omitempty"`
+	Sound             any      `json:"sound,omitempty"` // a name, or a critical alert's {critical, name, volume}
 	InterruptionLevel string   `json:"interruption-level"`
 	MutableContent    int      `json:"mutable-content"`
 	Category          string   `json:"category,omitempty"`
@@ -74,20 +78,39 @@ type apnsPayload struct {
 	ImageURL string `json:"image_url,omitempty"`
 }
 
-// apnsPayloadFor maps priority: high → sound and time-sensitive, priority 10;
-// normal → alert, priority 10; low → passive, priority 5.
-func apnsPayloadFor(n Notification) ([]byte, int, error) {
+// criticalSound is the sound of a critical alert: at full volume, through
+// silent mode and Focus.
+type criticalSound struct {
+	Critical int     `json:"critical"`
+	Name     string  `json:"name"`
+	Volume   float64 `json:"volume"`
+}
+
+// apnsPayloadFor maps priority: urgent → sound and time-sensitive, or a
+// critical alert when critical is set, priority 10; high → sound and
+// time-sensitive, priority 10; normal → alert, priority 10; low → passive,
+// priority 5. An urgent message's repeats replace its notification (the
+// same apns-collapse-id) and sound again. A silent notification (quiet
+// hours; never an urgent one) is passive and without sound.
+func apnsPayloadFor(n Notification, critical bool) ([]byte, int, error) {
 	p := apnsPayload{MessageID: n.MessageID, ChannelID: n.ChannelID, Actions: n.Actions, ImageURL: n.Image,
 		APS: aps{Alert: apsAlert{Title: n.Title, Body: PlainText(n.Body)}, InterruptionLevel: "active", MutableContent: 1}}
 	if len(n.Actions) > 2 { // not "[]"
 		p.APS.Category = "HERALD_ACTIONS"
 	}
 	prio := apns2.PriorityHigh
-	switch n.Priority {
-	case "high":
+	switch {
+	case n.Priority == "urgent" && critical:
+		p.APS.Sound, p.APS.InterruptionLevel = criticalSound{Critical: 1, Name: "default", Volume: 1}, "critical"
+	case n.Priority == "high" || n.Priority == "urgent":
 		p.APS.Sound, p.APS.InterruptionLevel = "default", "time-sensitive"
-	case "low":
+	case n.Priority == "low":
 		p.APS.InterruptionLevel, prio = "passive", apns2.PriorityLow
+	}
+	if n.Silent {
+		// Quiet hours: in the notification list, without sound, without
+		// lighting the screen.
+		p.APS.Sound, p.APS.InterruptionLevel = nil, "passive"
 	}
 	return fitPayload(&p.APS.Alert.Body, apnsMaxPayload, func() ([]byte, error) { return json.Marshal(p) }, prio)
 }
@@ -108,7 +131,7 @@ func fitPayload(body *string, limit int, marshal func() ([]byte, error), prio in
 
 // Send pushes one notification.
 func (a *APNs) Send(ctx context.Context, deviceToken string, n Notification) error {
-	payload, prio, err := apnsPayloadFor(n)
+	payload, prio, err := apnsPayloadFor(n, a.critical)
 	if err != nil {
 		return err
 	}

@@ -87,15 +87,23 @@ type fcmAndroid struct {
 	Priority     string `json:"priority"` // HIGH or NORMAL
 	CollapseKey  string `json:"collapse_key,omitempty"`
 	Notification struct {
-		Sound    string `json:"sound,omitempty"`
-		Tag      string `json:"tag,omitempty"`
-		Image    string `json:"image,omitempty"`
-		ClickURL string `json:"-"`
+		Sound string `json:"sound,omitempty"`
+		// NotificationPriority is PRIORITY_MAX on an urgent message: a
+		// heads-up notification that stays; PRIORITY_LOW on a silent one
+		// (quiet hours).
+		NotificationPriority string `json:"notification_priority,omitempty"`
+		Tag                  string `json:"tag,omitempty"`
+		Image                string `json:"image,omitempty"`
+		ClickURL             string `json:"-"`
 	} `json:"notification"`
 }
 
-// fcmPayloadFor maps priority: high → android priority HIGH with sound; low
-// → NORMAL; normal → HIGH without sound (a visible notification).
+// fcmPayloadFor maps priority: urgent → android priority HIGH with sound
+// and notification priority PRIORITY_MAX; high → HIGH with sound; low →
+// NORMAL; normal → HIGH without sound (a visible notification). An urgent
+// message's repeats replace its notification (the same tag) and sound
+// again. A silent notification (quiet hours) is NORMAL, without sound, at
+// notification priority low.
 func fcmPayloadFor(token string, n Notification) ([]byte, error) {
 	var m fcmMessage
 	m.Message.Token = token
@@ -117,10 +125,21 @@ func fcmPayloadFor(token string, n Notification) ([]byte, error) {
 		}
 	}
 	switch n.Priority {
+	case "urgent":
+		m.Message.Android.Notification.Sound = "default"
+		m.Message.Android.Notification.NotificationPriority = "PRIORITY_MAX"
 	case "high":
 		m.Message.Android.Notification.Sound = "default"
 	case "low":
 		m.Message.Android.Priority = "NORMAL"
+	}
+	if n.Silent {
+		// Quiet hours: no sound, low priority, and a flag with which the
+		// app can pick a notification channel that makes no sound.
+		m.Message.Android.Priority = "NORMAL"
+		m.Message.Android.Notification.Sound = ""
+		m.Message.Android.Notification.NotificationPriority = "PRIORITY_LOW"
+		m.Message.Data["silent"] = "true"
 	}
 	b, _, err := fitPayload(&m.Message.Notification.Body, fcmMaxPayload, func() ([]byte, error) { return json.Marshal(m) }, 0)
 	return b, err

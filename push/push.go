@@ -22,7 +22,7 @@ type Notification struct {
 	ChannelID string
 	Title     string
 	Body      string          // Markdown, as sent; each provider renders plain text
-	Priority  string          // low, normal, high
+	Priority  string          // low, normal, high, urgent (alerts until acknowledged)
 	Actions   json.RawMessage // the message's actions, so an app can draw buttons
 
 	// Group is the notification's identity when it is not the message's
@@ -33,6 +33,9 @@ type Notification struct {
 	// where the platform can.
 	Tags               []string
 	Click, Icon, Image string
+	// Silent shows the notification without sound or alert: its user's
+	// quiet hours are on, and they chose to see pushes silently.
+	Silent bool
 
 	// What a browser's service worker needs besides (Web Push only).
 

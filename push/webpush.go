@@ -46,23 +46,27 @@ func NewWebPush(subject, publicKey, privateKey string, client *http.Client) *Web
 // show the notification, draw its buttons and answer it, without asking
 // the server first.
 type webPushPayload struct {
-	Type      string          `json:"type"` // message or update
-	MessageID string          `json:"message_id"`
-	ChannelID string          `json:"channel_id"`
-	Channel   string          `json:"channel,omitempty"`
-	Title     string          `json:"title"`
-	Body      string          `json:"body"` // plain text
-	Priority  string          `json:"priority"`
-	Tag       string          `json:"tag"`
-	Renotify  bool            `json:"renotify,omitempty"` // a sequence's later message alerts again
-	Tags      []string        `json:"tags,omitempty"`
-	Click     string          `json:"click,omitempty"` // opened by a click instead of URL
-	Icon      string          `json:"icon,omitempty"`
-	Image     string          `json:"image,omitempty"`
-	URL       string          `json:"url,omitempty"`
-	Status    string          `json:"status,omitempty"` // on an update
-	Actions   []webPushAction `json:"actions,omitempty"`
-	Answer    *Answer         `json:"answer,omitempty"`
+	Type      string `json:"type"` // message or update
+	MessageID string `json:"message_id"`
+	ChannelID string `json:"channel_id"`
+	Channel   string `json:"channel,omitempty"`
+	Title     string `json:"title"`
+	Body      string `json:"body"` // plain text
+	Priority  string `json:"priority"`
+	Tag       string `json:"tag"`
+	Renotify  bool   `json:"renotify,omitempty"` // a sequence's later message, an urgent repeat, alerts again
+	// RequireInteraction: an urgent message's notification stays until
+	// the person acts on it.
+	RequireInteraction bool            `json:"require_interaction,omitempty"`
+	Silent             bool            `json:"silent,omitempty"` // quiet hours: shown without sound or alert
+	Tags               []string        `json:"tags,omitempty"`
+	Click              string          `json:"click,omitempty"` // opened by a click instead of URL
+	Icon               string          `json:"icon,omitempty"`
+	Image              string          `json:"image,omitempty"`
+	URL                string          `json:"url,omitempty"`
+	Status             string          `json:"status,omitempty"` // on an update
+	Actions            []webPushAction `json:"actions,omitempty"`
+	Answer             *Answer         `json:"answer,omitempty"`
 }
 
 // webPushAction is an action as a notification button needs it: a form's
@@ -83,7 +87,9 @@ func webPayload(n Notification) webPushPayload {
 		p.Type, p.Status = KindUpdate, n.Status
 		return p
 	}
-	p.Renotify = n.Group != ""
+	urgent := n.Priority == "urgent"
+	p.Renotify, p.RequireInteraction = (n.Group != "" && !n.Silent) || urgent, urgent
+	p.Silent = n.Silent
 	p.Tags, p.Click, p.Icon, p.Image = n.Tags, n.Click, n.Icon, n.Image
 	p.Answer = n.Answer
 	// Actions the service worker cannot read are left out rather than
@@ -94,7 +100,7 @@ func webPayload(n Notification) webPushPayload {
 
 func urgency(priority string) webpush.Urgency {
 	switch priority {
-	case "high":
+	case "high", "urgent":
 		return webpush.UrgencyHigh
 	case "low":
 		return webpush.UrgencyLow

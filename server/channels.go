@@ -27,14 +27,17 @@ type channelJSON struct {
 	// present the channel's source secret (which is never shown).
 	SourceSecretSet bool            `json:"source_secret_set"`
 	Template        *store.Template `json:"template"`
-	CreatedAt       string          `json:"created_at"`
-	UpdatedAt       string          `json:"updated_at"`
+	// Urgent is the channel's urgent policy; null: it refuses urgent
+	// messages.
+	Urgent    *store.UrgentPolicy `json:"urgent"`
+	CreatedAt string              `json:"created_at"`
+	UpdatedAt string              `json:"updated_at"`
 }
 
 func (s *Server) renderChannel(c *store.Channel) channelJSON {
 	return channelJSON{ID: c.ID, Name: c.Name, Icon: c.Icon, Color: c.Color, MutedUntil: tsPtr(c.MutedUntil),
 		FolderID: c.FolderID, WebhookToken: c.WebhookToken, WebhookURL: s.baseURL + "/v1/send/" + c.WebhookToken,
-		Approval: c.Approval, SourceSecretSet: c.SourceSecret != "", Template: c.Template,
+		Approval: c.Approval, SourceSecretSet: c.SourceSecret != "", Template: c.Template, Urgent: c.Urgent,
 		CreatedAt: ts(c.CreatedAt), UpdatedAt: ts(c.UpdatedAt)}
 }
 
@@ -92,6 +95,7 @@ type channelPatch struct {
 	// SourceSecret: a string sets it, "" or null removes it.
 	SourceSecret json.RawMessage `json:"source_secret"`
 	Template     json.RawMessage `json:"template"`
+	Urgent       json.RawMessage `json:"urgent"`
 }
 
 func (s *Server) handleUpdateChannel(w http.ResponseWriter, r *http.Request, p httprouter.Params, who *principal) error {
@@ -107,7 +111,10 @@ func (s *Server) handleUpdateChannel(w http.ResponseWriter, r *http.Request, p h
 	if patch.FolderID, err = parseOptionalString("folder_id", req.FolderID); err != nil {
 		return err
 	}
-	if patch.Approval, err = parseApproval(req.Approval); err != nil {
+	if patch.Approval, err = parseObject[store.ApprovalRule]("approval", req.Approval); err != nil {
+		return err
+	}
+	if patch.Urgent, err = parseObject[store.UrgentPolicy]("urgent", req.Urgent); err != nil {
 		return err
 	}
 	if patch.SourceSecret, err = parseSourceSecret(req.SourceSecret); err != nil {
@@ -166,10 +173,12 @@ func parseOptionalString(field string, raw json.RawMessage) (store.Optional[stri
 	return out, nil
 }
 
-// parseApproval reads PATCH approval: an object is a rule (which
-// service.UpdateChannel checks), null removes it, absent leaves it.
-func parseApproval(raw json.RawMessage) (store.Optional[store.ApprovalRule], error) {
-	var out store.Optional[store.ApprovalRule]
+// parseObject reads an optional object field of a PATCH strictly: an
+// object is a T with no unknown member (an approval rule or an urgent
+// policy, which service.UpdateChannel checks), null removes it, absent
+// leaves it.
+func parseObject[T any](field string, raw json.RawMessage) (store.Optional[T], error) {
+	var out store.Optional[T]
 	if raw == nil {
 		return out, nil
 	}
@@ -177,15 +186,15 @@ func parseApproval(raw json.RawMessage) (store.Optional[store.ApprovalRule], err
 	if isNull(raw) {
 		return out, nil
 	}
-	var rule store.ApprovalRule
-	if err := decodeBytes(raw, &rule); err != nil {
+	var v T
+	if err := decodeBytes(raw, &v); err != nil {
 		var ae *apiError
 		if errors.As(err, &ae) {
-			return out, errInvalidPayload("approval: %s", ae.message)
+			return out, errInvalidPayload("%s: %s", field, ae.message)
 		}
 		return out, err
 	}
-	out.Value = &rule
+	out.Value = &v
 	return out, nil
 }
 
@@ -253,6 +262,13 @@ func (s *Server) handleChannelApprovers(w http.ResponseWriter, r *http.Request, 
 	if err != nil {
 		return err
 	}
+	writeJSON(w, http.StatusOK, map[string]any{"approvers": renderInvitees(list)})
+	return nil
+}
+
+// renderInvitees renders a channel's list of invitations (its approvers,
+// its escalation list) for its owner.
+func renderInvitees(list []store.ChannelApprover) []approverJSON {
 	out := make([]approverJSON, len(list))
 	for i, a := range list {
 		out[i] = approverJSON{Entry: a.Entry, State: a.State}
@@ -260,6 +276,5 @@ func (s *Server) handleChannelApprovers(w http.ResponseWriter, r *http.Request, 
 			out[i].ID, out[i].Email, out[i].Name = &a.UserID, &a.Email, &a.Name
 		}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"approvers": out})
-	return nil
+	return out
 }

@@ -17,8 +17,11 @@ type invitationJSON struct {
 	Owner       ownerJSON `json:"owner"`
 	Entry       string    `json:"entry"`
 	State       string    `json:"state"`
-	CreatedAt   string    `json:"created_at"`
-	UpdatedAt   string    `json:"updated_at"`
+	// Role is which of the channel's lists names them: approver (the
+	// approval rule) or escalation (the urgent policy's escalation list).
+	Role      string `json:"role"`
+	CreatedAt string `json:"created_at"`
+	UpdatedAt string `json:"updated_at"`
 }
 
 type ownerJSON struct {
@@ -28,7 +31,7 @@ type ownerJSON struct {
 
 func renderInvitation(in *store.Invitation) invitationJSON {
 	return invitationJSON{ID: in.ID, ChannelID: in.ChannelID, ChannelName: in.Channel,
-		Owner: ownerJSON{Name: in.OwnerName, Email: in.OwnerEmail}, Entry: in.Entry, State: in.State,
+		Owner: ownerJSON{Name: in.OwnerName, Email: in.OwnerEmail}, Entry: in.Entry, State: in.State, Role: in.Role,
 		CreatedAt: ts(in.CreatedAt), UpdatedAt: ts(in.UpdatedAt)}
 }
 

@@ -50,6 +50,8 @@ type messageJSON struct {
 	// Attachment is the file or picture kept with the message, or a link
 	// not fetched.
 	Attachment *attachmentJSON `json:"attachment,omitempty"`
+	// Alert is an urgent message's alert; null on any other.
+	Alert *service.AlertJSON `json:"alert"`
 }
 
 // attachmentJSON is a message's attachment: a stored file, read at its
@@ -103,9 +105,17 @@ func (s *Server) renderMessages(ctx context.Context, viewerID string, msgs []sto
 	if err != nil {
 		return nil, err
 	}
+	alerts, err := s.svc.Alerts(ctx, msgs)
+	if err != nil {
+		return nil, err
+	}
 	out := make([]messageJSON, len(msgs))
 	for i := range msgs {
 		out[i] = s.renderMessage(&msgs[i], tallies[msgs[i].ID], viewerID)
+		if a := alerts[msgs[i].ID]; a != nil {
+			j := service.RenderAlert(a)
+			out[i].Alert = &j
+		}
 	}
 	return out, nil
 }

@@ -214,7 +214,7 @@ func TestMessageShape(t *testing.T) {
 	plain := msgSend(env, token, map[string]any{"title": "p", "callback_url": msgHook})
 
 	fields := []string{"id", "channel_id", "title", "body", "priority", "actions", "callback_url", "muted",
-		"status", "created_at", "response", "approval", "delivery", "outcome"}
+		"status", "created_at", "response", "approval", "delivery", "outcome", "alert"}
 	sort.Strings(fields)
 	check := func(t *testing.T, m map[string]any, status string) {
 		t.Helper()
@@ -232,7 +232,7 @@ func TestMessageShape(t *testing.T) {
 		}
 		msgSameJSON(t, "actions", mustJSON(t, m["actions"]),
 			`[{"type": "button", "label": "Tap ok", "key": "ok"}, {"type": "url", "label": "Open", "value": "https://grafana.example.com"}]`)
-		for _, k := range []string{"callback_url", "approval", "delivery"} {
+		for _, k := range []string{"callback_url", "approval", "delivery", "alert"} {
 			if m[k] != nil {
 				t.Errorf("%s = %v, want null", k, m[k])
 			}

@@ -30,7 +30,7 @@ func TestMain(m *testing.M) {
 }
 
 // routeRe matches one registration in routes.go: s.public(get, "/v1/...", ...).
-var routeRe = regexp.MustCompile(`s\.(?:public|authed|sessionOnly|adminOnly|serviceWorker)\((get|post|patch|del), "([^"]+)"`)
+var routeRe = regexp.MustCompile(`s\.(?:public|authed|sessionOnly|adminOnly|serviceWorker)\((get|post|put|patch|del), "([^"]+)"`)
 
 // TestOpenAPICoversRoutes checks that every route registered in routes.go
 // is an operation of docs/openapi.json, and that every operation there is a
@@ -41,7 +41,7 @@ func TestOpenAPICoversRoutes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	methods := map[string]string{"get": "GET", "post": "POST", "patch": "PATCH", "del": "DELETE"}
+	methods := map[string]string{"get": "GET", "post": "POST", "put": "PUT", "patch": "PATCH", "del": "DELETE"}
 	param := regexp.MustCompile(`:([a-z_]+)`)
 	registered := map[string]bool{}
 	for _, m := range routeRe.FindAllStringSubmatch(string(src), -1) {

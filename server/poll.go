@@ -6,6 +6,7 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
+	"github.com/heraldhq/herald/service"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -25,18 +26,19 @@ func (s *Server) handlePoll(w http.ResponseWriter, r *http.Request, p httprouter
 		return err
 	}
 	w.Header().Set("Cache-Control", "no-store")
+	out := map[string]any{"status": poll.State}
 	switch {
 	case poll.Unanswerable:
 		// Nothing can answer it: say so, so that a waiting sender stops.
-		writeJSON(w, http.StatusOK, map[string]any{"status": poll.State, "answerable": false})
-		return nil
-	case poll.State != store.StateSubmitted:
-		writeJSON(w, http.StatusOK, map[string]string{"status": poll.State})
-		return nil
+		out["answerable"] = false
+	case poll.State == store.StateSubmitted:
+		out["submitted_at"], out["result"] = ts(poll.SubmittedAt), poll.Result
+		if a := poll.Approval; a != nil {
+			out["approval_status"], out["approval"] = a.Status, a.Tally
+		}
 	}
-	out := map[string]any{"status": poll.State, "submitted_at": ts(poll.SubmittedAt), "result": poll.Result}
-	if a := poll.Approval; a != nil {
-		out["approval_status"], out["approval"] = a.Status, a.Tally
+	if poll.Alert != nil {
+		out["alert"] = service.RenderAlert(poll.Alert)
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil

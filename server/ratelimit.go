@@ -17,9 +17,11 @@ func (s *Server) rateLimit(w http.ResponseWriter, r *http.Request, key string, p
 	// every request); on the wire they read X-Ratelimit-*, which header
 	// names being case-insensitive makes the same as X-RateLimit-*.
 	h := w.Header()
-	h["X-Ratelimit-Limit"] = []string{strconv.Itoa(v.Limit)}
-	h["X-Ratelimit-Remaining"] = []string{strconv.Itoa(v.Remaining)}
-	h["X-Ratelimit-Reset"] = []string{strconv.FormatInt(v.Reset.Unix(), 10)}
+	// The three values share one array: one allocation, not three.
+	vals := []string{strconv.Itoa(v.Limit), strconv.Itoa(v.Remaining), strconv.FormatInt(v.Reset.Unix(), 10)}
+	h["X-Ratelimit-Limit"] = vals[0:1:1]
+	h["X-Ratelimit-Remaining"] = vals[1:2:2]
+	h["X-Ratelimit-Reset"] = vals[2:3:3]
 	if v.OK {
 		return nil
 	}

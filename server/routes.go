@@ -5,7 +5,7 @@ import "net/http"
 // routes registers every endpoint in one place.
 func (s *Server) routes() {
 	const (
-		get, post, patch, del = http.MethodGet, http.MethodPost, http.MethodPatch, http.MethodDelete
+		get, post, put, patch, del = http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete
 	)
 	s.public(get, "/healthz", s.handleHealth)
 	if s.cfg.Metrics {
@@ -24,6 +24,8 @@ func (s *Server) routes() {
 	s.sessionOnly(del, "/v1/auth/user", s.handleDeleteUser)
 	s.sessionOnly(get, "/v1/account", s.handleAccount)
 	s.sessionOnly(post, "/v1/account/password", s.handleChangePassword)
+	s.authed(get, "/v1/account/quiet-hours", s.handleGetQuietHours)
+	s.authed(put, "/v1/account/quiet-hours", s.handlePutQuietHours)
 
 	s.adminOnly(get, "/v1/admin/users", s.handleAdminListUsers)
 	s.adminOnly(post, "/v1/admin/users", s.handleAdminCreateUser)
@@ -45,6 +47,7 @@ func (s *Server) routes() {
 	s.authed(get, "/v1/channels/:id/secret", s.handleGetSecret)
 	s.authed(post, "/v1/channels/:id/secret/rotate", s.handleRotateSecret)
 	s.authed(get, "/v1/channels/:id/approvers", s.handleChannelApprovers)
+	s.authed(get, "/v1/channels/:id/escalations", s.handleChannelEscalations)
 	s.authed(get, "/v1/channels/:id/qr.png", s.handleChannelQR)
 	s.authed(get, "/v1/approvals/invitations", s.handleListInvitations)
 	s.authed(post, "/v1/approvals/invitations/:id/accept", s.handleAcceptInvitation)
@@ -63,6 +66,7 @@ func (s *Server) routes() {
 
 	s.public(post, "/v1/send/:token", s.handleSend)
 	s.public(get, "/v1/callback/:token/:message_id", s.handlePoll)
+	s.public(post, "/v1/callback/:token/:message_id/alert/cancel", s.handleSenderCancelAlert)
 	s.public(post, "/v1/webhook/:source/:token", s.handleWebhook)
 	s.authed(get, "/v1/subscriptions", s.handleSubscription)
 	s.authed(post, "/v1/subscriptions/:store/verify", s.handleVerifyPurchase)
@@ -71,6 +75,7 @@ func (s *Server) routes() {
 	s.authed(get, "/v1/messages/:id", s.handleGetMessage)
 	s.authed(del, "/v1/messages/:id", s.handleDeleteMessage)
 	s.authed(post, "/v1/messages/:id/respond", s.handleRespond)
+	s.authed(post, "/v1/messages/:id/alert/cancel", s.handleCancelAlert)
 	s.serviceWorker(post, "/v1/messages/:id/notification-response", s.handleNotificationResponse)
 	s.public(post, "/v1/ntfy/answer/:capability", s.handleNtfyAnswer)
 	s.authed(get, "/v1/messages/:id/deliveries", s.handleDeliveries)

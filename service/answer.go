@@ -25,7 +25,8 @@ var ApprovalActions = []Action{
 // MessageFor returns a message and its channel if who may see it: the
 // channel's owner, or an approver named by the message's own approval rule
 // (the one in force when it was sent), whether or not they accepted the
-// channel's invitation, unless they declined it. Anyone else gets
+// channel's invitation, unless they declined it, or on an urgent message,
+// a person its alert reached by escalation. Anyone else gets
 // ErrNotFound, as for a message that does not exist.
 func (s *Service) MessageFor(ctx context.Context, who *store.User, id string) (*store.Message, *store.Channel, error) {
 	m, err := s.st.Message(ctx, id)
@@ -38,6 +39,9 @@ func (s *Service) MessageFor(ctx context.Context, who *store.User, id string) (*
 	}
 	if ch.UserID != who.ID {
 		ok, err := s.mayApprove(ctx, m, ch.ID, who)
+		if err == nil && !ok {
+			ok, err = s.mayAnswerAlert(ctx, m, who)
+		}
 		if err != nil {
 			return nil, nil, err
 		}
@@ -54,6 +58,9 @@ type Answer struct {
 	// ApprovalStatus is set on approval messages: pending, approved or
 	// rejected.
 	ApprovalStatus string
+	// AlertState is set on urgent messages: where the alert stands after
+	// the answer (acknowledged, unless it had ended before).
+	AlertState string
 }
 
 // Respond records who's answer to a message: the tapped button or the
@@ -61,6 +68,14 @@ type Answer struct {
 // (approve or reject). The answer, its stream event and its callback
 // commit together; the first answer stands.
 func (s *Service) Respond(ctx context.Context, who *store.User, messageID, action string, responses map[string]json.RawMessage) (Answer, error) {
+	return s.RespondVia(ctx, who, Via{}, messageID, action, responses)
+}
+
+// RespondVia is Respond for an answer that came through via. On an urgent
+// message any answer acknowledges its alert, and the Acknowledge button
+// does nothing else.
+func (s *Service) RespondVia(ctx context.Context, who *store.User, via Via, messageID, action string,
+	responses map[string]json.RawMessage) (Answer, error) {
 	if action == "" {
 		return Answer{}, invalid("action is required: the key of the tapped button or submitted form")
 	}
@@ -73,10 +88,16 @@ func (s *Service) Respond(ctx context.Context, who *store.User, messageID, actio
 	if err != nil {
 		return Answer{}, err
 	}
+	if m.Priority == PriorityUrgent && action == AckKey {
+		if len(responses) > 0 {
+			return Answer{}, invalid("the Acknowledge button takes no responses")
+		}
+		return s.acknowledge(ctx, m, who, via)
+	}
 	if m.Approval != nil {
 		// Only approvers vote, not even the owner unless listed: an owner
 		// who is not an approver is told so.
-		return s.vote(ctx, m, who, action, responses)
+		return s.vote(ctx, m, who, via, action, responses)
 	}
 	var actions []Action
 	if err := json.Unmarshal(m.Actions, &actions); err != nil {
@@ -121,19 +142,32 @@ func (s *Service) Respond(ctx context.Context, who *store.User, messageID, actio
 			return Answer{}, err
 		}
 	}
-	err = s.st.RespondWithJobs(ctx, m.ID, stored, outcome, now, job, request)
+	err = s.st.RespondWithJobs(ctx, m.ID, stored, outcome, now, job, request, s.acking(m, who, via))
 	if errors.Is(err, store.ErrAlreadyResponded) {
 		return Answer{}, conflict("already_responded", "this message already has a response; the first one stands")
 	}
 	if err != nil {
 		return Answer{}, err
 	}
-	return Answer{Status: store.StateSubmitted}, nil
+	return Answer{Status: store.StateSubmitted, AlertState: s.alertState(ctx, m)}, nil
+}
+
+// alertState is where urgent message m's alert stands ("" on other
+// messages, or when it cannot be read: the answer is committed already).
+func (s *Service) alertState(ctx context.Context, m *store.Message) string {
+	if m.Priority != PriorityUrgent {
+		return ""
+	}
+	a, err := s.st.Alert(ctx, m.ID)
+	if err != nil {
+		return ""
+	}
+	return a.State
 }
 
 // vote records an approver's vote; the vote that decides resolves the
 // approval in the same transaction.
-func (s *Service) vote(ctx context.Context, m *store.Message, who *store.User, action string, responses map[string]json.RawMessage) (Answer, error) {
+func (s *Service) vote(ctx context.Context, m *store.Message, who *store.User, via Via, action string, responses map[string]json.RawMessage) (Answer, error) {
 	ok, err := s.mayApprove(ctx, m, m.ChannelID, who)
 	if err != nil {
 		return Answer{}, err
@@ -156,7 +190,7 @@ func (s *Service) vote(ctx context.Context, m *store.Message, who *store.User, a
 	if v.UserName == "" {
 		v.UserName = who.Email
 	}
-	res, err := s.st.CastVote(ctx, m.ID, v, resolveApproval)
+	res, err := s.st.CastVoteAcking(ctx, m.ID, v, resolveApproval, s.acking(m, who, via))
 	switch {
 	case errors.Is(err, store.ErrAlreadyVoted):
 		return Answer{}, conflict("already_voted", "you have already voted on this message")
@@ -166,9 +200,9 @@ func (s *Service) vote(ctx context.Context, m *store.Message, who *store.User, a
 		return Answer{}, err
 	}
 	if res != nil {
-		return Answer{Status: store.StateSubmitted, ApprovalStatus: res.Status}, nil
+		return Answer{Status: store.StateSubmitted, ApprovalStatus: res.Status, AlertState: s.alertState(ctx, m)}, nil
 	}
-	return Answer{Status: store.StatePending, ApprovalStatus: "pending"}, nil
+	return Answer{Status: store.StatePending, ApprovalStatus: "pending", AlertState: s.alertState(ctx, m)}, nil
 }
 
 // resolveApproval builds what a resolution stores and sends: the polling

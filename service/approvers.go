@@ -27,14 +27,20 @@ const userIDLen = 4 + 24
 // lower-cased. A malformed or repeated entry is refused with words that do
 // not depend on any account.
 func NormalizeApprovers(entries []string) ([]string, error) {
+	return normalizeEntries("approval.approvers", entries)
+}
+
+// normalizeEntries is NormalizeApprovers for the list of people field
+// (approvers, an escalation list): each entry an invitation.
+func normalizeEntries(field string, entries []string) ([]string, error) {
 	out := make([]string, len(entries))
 	for i, e := range entries {
 		n, ok := normalizeEntry(e)
 		if !ok {
-			return nil, invalid("approval.approvers: %q is neither a user id (usr_...) nor an email address", e)
+			return nil, invalid("%s: %q is neither a user id (usr_...) nor an email address", field, e)
 		}
 		if slices.Contains(out[:i], n) {
-			return nil, invalid("approval.approvers lists %q twice", e)
+			return nil, invalid("%s lists %q twice", field, e)
 		}
 		out[i] = n
 	}

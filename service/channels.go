@@ -168,6 +168,14 @@ func checkPatch(p *store.ChannelPatch) error {
 			return err
 		}
 	}
+	if pol := p.Urgent.Value; pol != nil {
+		// A copy, as for the approval rule.
+		c := *pol
+		if err := checkUrgentPolicy(&c); err != nil {
+			return err
+		}
+		p.Urgent.Value = &c
+	}
 	return nil
 }
 

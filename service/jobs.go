@@ -33,6 +33,7 @@ func (s *Service) Schedule(sch *schedule.Scheduler) {
 	sch.Every("sweep", sweepEvery, s.Sweep)
 	sch.Loop("approvals", s.runApprovals)
 	sch.Loop("scheduled", s.runScheduled)
+	sch.Loop("alerts", s.runAlerts)
 	sch.Loop("search index", s.runIndexer)
 }
 
@@ -124,6 +125,30 @@ func (s *Service) runScheduled(ctx context.Context) {
 		}
 		wait := time.Minute
 		if next, ok, err := s.st.NextScheduled(ctx); err == nil && ok {
+			wait = min(max(next.Sub(s.now()), 10*time.Millisecond), time.Minute)
+		}
+		if _, live := schedule.Sleep(ctx, timer, wait, wake); !live {
+			return
+		}
+	}
+}
+
+// runAlerts moves urgent messages' alerts on when they are due (repeats,
+// escalations, expiries): it sleeps until the earliest is due, at most a
+// minute (another replica may have stored an earlier one), or until an
+// alert is stored here. Everything is in the database, so a restart picks
+// up where it left, and replicas share the work (store.SweepAlerts).
+func (s *Service) runAlerts(ctx context.Context) {
+	wake := s.st.Wakeup(store.TopicAlerts)
+	timer := time.NewTimer(time.Hour)
+	for {
+		if r, err := s.SweepAlerts(ctx); err != nil && ctx.Err() == nil {
+			s.log.Error("alerts: sweep", "err", err)
+		} else if r.Claimed > 0 {
+			s.log.Debug("alerts: swept", "repeated", r.Repeated, "escalated", r.Escalated, "expired", r.Expired)
+		}
+		wait := time.Minute
+		if next, ok, err := s.st.NextAlertDue(ctx); err == nil && ok {
 			wait = min(max(next.Sub(s.now()), 10*time.Millisecond), time.Minute)
 		}
 		if _, live := schedule.Sleep(ctx, timer, wait, wake); !live {

@@ -48,7 +48,7 @@ func (s *Service) RespondFromNotification(ctx context.Context, who *store.User, 
 	if err != nil {
 		return Answer{}, err
 	}
-	return s.Respond(ctx, who, messageID, action, responses)
+	return s.RespondVia(ctx, who, Via{Device: deviceID}, messageID, action, responses)
 }
 
 // ResubscribeDevice replaces the subscription of web device deviceID with

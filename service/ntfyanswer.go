@@ -149,7 +149,7 @@ func (s *Service) RespondByCapability(ctx context.Context, capability string) (A
 	if !hmac.Equal(mac, capabilityMAC(key, raw[:len(raw)-sha256.Size], fp)) {
 		return Answer{}, errBadCapability
 	}
-	return s.Respond(ctx, u, messageID, action, nil)
+	return s.RespondVia(ctx, u, Via{Device: "ntfy"}, messageID, action, nil)
 }
 
 // capabilityBody is the version and the fields, each length-prefixed, so

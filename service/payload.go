@@ -72,6 +72,10 @@ type SendPayload struct {
 	// message (attachments.fetch; else it stays a link).
 	Attachment *AttachmentRequest `json:"attachment,omitempty"`
 
+	// Urgent overrides the channel's alert times for an urgent message;
+	// nil on any other.
+	Urgent *UrgentOptions `json:"urgent,omitempty"`
+
 	// DeliverAt schedules the message: it is stored at once, listed as
 	// scheduled, and streamed and pushed at this time. Nil sends now.
 	DeliverAt *time.Time `json:"deliver_at,omitempty"`
@@ -110,8 +114,9 @@ func CheckSend(p *SendPayload) error {
 	case "":
 		p.Priority = "normal"
 	case "low", "normal", "high":
+	case PriorityUrgent:
 	default:
-		return invalid("priority must be low, normal or high")
+		return invalid("priority must be low, normal, high or urgent")
 	}
 	if p.CallbackURL != nil {
 		if err := ValidHTTPURL("callback_url", *p.CallbackURL); err != nil {
@@ -125,6 +130,11 @@ func CheckSend(p *SendPayload) error {
 		if a.Type == "http" {
 			generateKeys(p.Actions)
 			break
+		}
+	}
+	if p.Priority == PriorityUrgent || p.Urgent != nil {
+		if err := checkUrgentSend(p); err != nil {
+			return err
 		}
 	}
 	keys := map[string]bool{}

@@ -24,7 +24,7 @@ func wantInvalid(t *testing.T, what string, err error, part string) {
 	}
 }
 
-func ptr(s string) *string { return &s }
+func ptr[T any](v T) *T { return &v }
 
 // n is s repeated to n characters (é is one character, two bytes: the
 // limits count characters).
@@ -76,7 +76,24 @@ func TestCheckSend(t *testing.T) {
 		{"body over the limit", SendPayload{Title: ptr("t"), Body: n(MaxBodyChars + 1)}, "body is 10001 characters"},
 		{"priority high", SendPayload{Title: ptr("t"), Priority: "high"}, ""},
 		{"priority low", SendPayload{Title: ptr("t"), Priority: "low"}, ""},
-		{"priority unknown", SendPayload{Title: ptr("t"), Priority: "urgent"}, "priority must be"},
+		{"priority unknown", SendPayload{Title: ptr("t"), Priority: "emergency"}, "priority must be low, normal, high or urgent"},
+		{"priority urgent", SendPayload{Title: ptr("t"), Priority: "urgent"}, ""},
+		{"urgent times at their bounds", SendPayload{Title: ptr("t"), Priority: "urgent", Urgent: &UrgentOptions{
+			RepeatSeconds: ptr(MinRepeatSeconds), ExpireSeconds: ptr(MaxExpireSeconds), EscalateAfterSeconds: ptr(MaxExpireSeconds)}}, ""},
+		{"urgent times at their other bounds", SendPayload{Title: ptr("t"), Priority: "urgent", Urgent: &UrgentOptions{
+			RepeatSeconds: ptr(MaxExpireSeconds), ExpireSeconds: ptr(MinRepeatSeconds), EscalateAfterSeconds: ptr(MinRepeatSeconds)}}, ""},
+		{"urgent repeat too short", SendPayload{Title: ptr("t"), Priority: "urgent", Urgent: &UrgentOptions{RepeatSeconds: ptr(MinRepeatSeconds - 1)}}, "urgent.repeat_seconds must be between 30"},
+		{"urgent repeat too long", SendPayload{Title: ptr("t"), Priority: "urgent", Urgent: &UrgentOptions{RepeatSeconds: ptr(MaxExpireSeconds + 1)}}, "urgent.repeat_seconds must be between 30"},
+		{"urgent expire too short", SendPayload{Title: ptr("t"), Priority: "urgent", Urgent: &UrgentOptions{ExpireSeconds: ptr(MinRepeatSeconds - 1)}}, "urgent.expire_seconds must be between 30"},
+		{"urgent expire too long", SendPayload{Title: ptr("t"), Priority: "urgent", Urgent: &UrgentOptions{ExpireSeconds: ptr(MaxExpireSeconds + 1)}}, "urgent.expire_seconds must be between 30 and 10800"},
+		{"urgent escalate too short", SendPayload{Title: ptr("t"), Priority: "urgent", Urgent: &UrgentOptions{EscalateAfterSeconds: ptr(MinRepeatSeconds - 1)}}, "urgent.escalate_after_seconds"},
+		{"urgent escalate too long", SendPayload{Title: ptr("t"), Priority: "urgent", Urgent: &UrgentOptions{EscalateAfterSeconds: ptr(MaxExpireSeconds + 1)}}, "urgent.escalate_after_seconds"},
+		{"urgent without priority urgent", SendPayload{Title: ptr("t"), Priority: "high", Urgent: &UrgentOptions{}}, "set priority to urgent"},
+		{"urgent with room for the button", SendPayload{Title: ptr("t"), Priority: "urgent", Actions: manyActions(MaxActions - 1)}, ""},
+		{"urgent without room for the button", SendPayload{Title: ptr("t"), Priority: "urgent", Actions: manyActions(MaxActions)}, "at most 4 actions of its own"},
+		{"urgent with its own button", SendPayload{Title: ptr("t"), Priority: "urgent", Actions: append(manyActions(MaxActions-1), button(AckKey))}, ""},
+		{"urgent acknowledge on a form", SendPayload{Title: ptr("t"), Priority: "urgent", CallbackURL: hook,
+			Actions: []Action{{Type: "form", Label: "a", Key: AckKey, Fields: []FormField{text("x")}}}}, "is the Acknowledge button's"},
 		{"callback", SendPayload{Title: ptr("t"), CallbackURL: hook}, ""},
 		{"callback not http", SendPayload{Title: ptr("t"), CallbackURL: ptr("ftp://x/y")}, "callback_url must be an absolute http"},
 		{"callback relative", SendPayload{Title: ptr("t"), CallbackURL: ptr("/hook")}, "callback_url must be an absolute http"},

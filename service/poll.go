@@ -23,6 +23,8 @@ type PollAnswer struct {
 	// Approval is a resolved approval's outcome beside its result; nil
 	// for a plain answer.
 	Approval *StoredOutcome
+	// Alert is an urgent message's alert; nil on any other.
+	Alert *store.Alert
 }
 
 // Poll reads the answer to message messageID of channel ch, with nothing
@@ -37,7 +39,15 @@ func (s *Service) Poll(ctx context.Context, ch *store.Channel, messageID string)
 	if err != nil {
 		return PollAnswer{}, err
 	}
-	return pollAnswer(p)
+	out, err := pollAnswer(p)
+	if err != nil || p.Priority != PriorityUrgent {
+		return out, err
+	}
+	out.Alert, err = s.st.Alert(ctx, messageID)
+	if errors.Is(err, store.ErrNotFound) {
+		return out, nil // sent to a muted channel: no alert
+	}
+	return out, err
 }
 
 // pollAnswer is what the store's read of a poll says to the sender.

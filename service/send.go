@@ -47,6 +47,9 @@ func (s *Service) prepareSend(ch *store.Channel, p *SendPayload) (*store.Message
 	if err := checkDelivery(p, s.now()); err != nil {
 		return nil, err
 	}
+	if p.NtfyPriority == 5 && ch.Urgent != nil {
+		compatUrgent(p)
+	}
 	for i, a := range p.Actions {
 		if a.Type == "http" {
 			if err := s.checkHost(fmt.Sprintf("actions[%d].value", i), a.Value); err != nil {
@@ -58,6 +61,15 @@ func (s *Service) prepareSend(ch *store.Channel, p *SendPayload) (*store.Message
 	if ch.Approval != nil && len(actions) == 0 {
 		actions = ApprovalActions
 	}
+	muted := ch.Muted(s.now())
+	var alert *store.NewAlert
+	if p.Priority == PriorityUrgent {
+		var err error
+		if alert, err = urgentAlert(ch, p, muted || p.NoPush || p.Ephemeral); err != nil {
+			return nil, err
+		}
+		actions = withAckButton(actions)
+	}
 	actionsJSON := []byte("[]")
 	if len(actions) > 0 {
 		var err error
@@ -67,8 +79,8 @@ func (s *Service) prepareSend(ch *store.Channel, p *SendPayload) (*store.Message
 	}
 	m := &store.Message{
 		ChannelID: ch.ID, Title: strings.TrimSpace(*p.Title), Body: p.Body, Priority: p.Priority,
-		Actions: actionsJSON, CallbackURL: p.CallbackURL, Muted: ch.Muted(s.now()), Approval: ch.Approval,
-		SequenceID: p.SequenceID, Ephemeral: p.Ephemeral, NoPush: p.NoPush,
+		Actions: actionsJSON, CallbackURL: p.CallbackURL, Muted: muted, Approval: ch.Approval,
+		SequenceID: p.SequenceID, Ephemeral: p.Ephemeral, NoPush: p.NoPush, Alert: alert,
 	}
 	if p.DeliverAt != nil {
 		at := p.DeliverAt.UTC()

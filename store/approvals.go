@@ -94,6 +94,12 @@ func loadApproval(tx *writeTx, id string) (*approvalRow, error) {
 // approval as expired and is ErrApprovalClosed, like any vote after
 // resolution; a second vote by the same user is ErrAlreadyVoted.
 func (s *Store) CastVote(ctx context.Context, id string, v Vote, resolve Resolver) (*Resolution, error) {
+	return s.CastVoteAcking(ctx, id, v, resolve, nil)
+}
+
+// CastVoteAcking is CastVote that also acknowledges the message's alert
+// with ack, when not nil and the vote counts: in the same transaction.
+func (s *Store) CastVoteAcking(ctx context.Context, id string, v Vote, resolve Resolver, ack *AlertAcking) (*Resolution, error) {
 	var res *Resolution
 	closed := false
 	err := s.update(ctx, func(tx *writeTx) error {
@@ -124,6 +130,11 @@ func (s *Store) CastVote(ctx context.Context, id string, v Vote, resolve Resolve
 		}
 		if err := s.insertEvent(tx, EventUpdated, id); err != nil {
 			return err
+		}
+		if ack != nil {
+			if _, err := s.ackAlert(tx, id, ack.Ack, ack.Notice); err != nil {
+				return err
+			}
 		}
 		votes, err := listVotes(tx.Query, id)
 		if err != nil {

@@ -36,7 +36,10 @@ type Channel struct {
 	// empty: none.
 	SourceSecret string
 	// Template turns any JSON webhook into a message; nil: none.
-	Template  *Template
+	Template *Template
+	// Urgent is the channel's policy for urgent messages; nil: it
+	// refuses them.
+	Urgent    *UrgentPolicy
 	CreatedAt time.Time
 	UpdatedAt time.Time
 }
@@ -48,6 +51,18 @@ type Template struct {
 	Body     string `json:"body"`
 	Priority string `json:"priority,omitempty"`
 	URL      string `json:"url,omitempty"`
+}
+
+// UrgentPolicy is how a channel's urgent messages alert: repeated every
+// RepeatSeconds until acknowledged, for at most ExpireSeconds, reaching
+// the next person of Escalation (user ids or lower-cased email addresses,
+// each an invitation) every EscalateAfterSeconds (0: never). service
+// checks it.
+type UrgentPolicy struct {
+	RepeatSeconds        int      `json:"repeat_seconds"`
+	ExpireSeconds        int      `json:"expire_seconds"`
+	EscalateAfterSeconds int      `json:"escalate_after_seconds"`
+	Escalation           []string `json:"escalation"`
 }
 
 // Muted reports whether the channel is muted at t.
@@ -70,18 +85,19 @@ type ChannelPatch struct {
 	// SourceSecret: "" clears it.
 	SourceSecret *string
 	Template     Optional[Template]
+	Urgent       Optional[UrgentPolicy]
 }
 
 const channelCols = `c.id, c.user_id, c.name, c.icon, c.color, c.muted_until, c.folder_id,
-	c.webhook_token, c.webhook_secret, c.approval, c.source_secret, c.template, c.created_at, c.updated_at`
+	c.webhook_token, c.webhook_secret, c.approval, c.source_secret, c.template, c.created_at, c.updated_at, c.urgent`
 
 func scanChannel(row scanner, extra ...any) (*Channel, error) {
 	var c Channel
 	var muted sql.NullInt64
-	var folder, approval, source, tmpl sql.NullString
+	var folder, approval, source, tmpl, urgent sql.NullString
 	var created, updated int64
 	dest := append([]any{&c.ID, &c.UserID, &c.Name, &c.Icon, &c.Color, &muted, &folder,
-		&c.WebhookToken, &c.WebhookSecret, &approval, &source, &tmpl, &created, &updated}, extra...)
+		&c.WebhookToken, &c.WebhookSecret, &approval, &source, &tmpl, &created, &updated, &urgent}, extra...)
 	if err := row.Scan(dest...); err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil, ErrNotFound
@@ -105,8 +121,22 @@ func scanChannel(row scanner, extra ...any) (*Channel, error) {
 			return nil, fmt.Errorf("template of %s: %w", c.ID, err)
 		}
 	}
+	if urgent.Valid {
+		c.Urgent = new(UrgentPolicy)
+		if err := json.Unmarshal([]byte(urgent.String), c.Urgent); err != nil {
+			return nil, fmt.Errorf("urgent policy of %s: %w", c.ID, err)
+		}
+	}
 	c.CreatedAt, c.UpdatedAt = fromMS(created), fromMS(updated)
 	return &c, nil
+}
+
+func urgentJSON(p *UrgentPolicy) any {
+	if p == nil {
+		return nil
+	}
+	b, _ := json.Marshal(p)
+	return string(b)
 }
 
 func approvalJSON(r *ApprovalRule) any {
@@ -258,6 +288,12 @@ func (s *Store) UpdateChannel(ctx context.Context, userID, id string, p ChannelP
 		if p.Template.Set {
 			c.Template = p.Template.Value
 		}
+		if p.Urgent.Set {
+			c.Urgent = p.Urgent.Value
+			if err := s.syncEscalations(tx, c, s.now()); err != nil {
+				return err
+			}
+		}
 		if p.FolderID.Set {
 			c.FolderID = p.FolderID.Value
 			if c.FolderID != nil {
@@ -305,9 +341,9 @@ func (s *Store) changeChannel(ctx context.Context, op, userID, id string, change
 		}
 		c.UpdatedAt = s.now().UTC().Truncate(time.Millisecond)
 		_, err = tx.Exec(`UPDATE channels SET name = ?, icon = ?, color = ?, muted_until = ?, folder_id = ?,
-			webhook_token = ?, webhook_secret = ?, approval = ?, source_secret = ?, template = ?, updated_at = ? WHERE id = ?`,
+			webhook_token = ?, webhook_secret = ?, approval = ?, source_secret = ?, template = ?, urgent = ?, updated_at = ? WHERE id = ?`,
 			c.Name, c.Icon, c.Color, nullMS(c.MutedUntil), c.FolderID, c.WebhookToken, c.WebhookSecret,
-			approvalJSON(c.Approval), nullString(c.SourceSecret), templateJSON(c.Template), ms(c.UpdatedAt), c.ID)
+			approvalJSON(c.Approval), nullString(c.SourceSecret), templateJSON(c.Template), urgentJSON(c.Urgent), ms(c.UpdatedAt), c.ID)
 		return err
 	})
 	s.tokens.invalidate()

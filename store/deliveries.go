@@ -25,6 +25,9 @@ const (
 	// KindAction is the request of a tapped http action, as its sender
 	// described it: not signed.
 	KindAction = "action"
+	// KindAlert is a signed callback of an urgent message's alert
+	// (acknowledged, cancelled, expired), beside the message's own.
+	KindAlert = "alert"
 )
 
 // NewDelivery is a callback, or an http action's request, to queue
@@ -246,7 +249,7 @@ func (s *Store) RecordAttempt(ctx context.Context, d *Delivery, res AttemptResul
 		if err != nil {
 			return err
 		}
-		if state == DeliveryFailed {
+		if state == DeliveryFailed && d.Kind != KindAlert {
 			// failed is the last word of polling, even after a read or expiry.
 			if _, err := tx.Exec("UPDATE messages SET state = ?, response = NULL WHERE id = ?", StateFailed, d.MessageID); err != nil {
 				return err

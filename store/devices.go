@@ -22,14 +22,18 @@ type Device struct {
 	SessionID string
 	CreatedAt time.Time
 	UpdatedAt time.Time
+	// Quiet is the device's user's quiet hours when enabled, nil
+	// otherwise; only PushTargets fills it in.
+	Quiet *QuietHours
 }
 
 const deviceCols = "id, user_id, platform, name, push_token, active, created_at, updated_at, COALESCE(session_id, '')"
 
-func scanDevice(row scanner) (*Device, error) {
+func scanDevice(row scanner, extra ...any) (*Device, error) {
 	var d Device
 	var created, updated int64
-	if err := row.Scan(&d.ID, &d.UserID, &d.Platform, &d.Name, &d.PushToken, &d.Active, &created, &updated, &d.SessionID); err != nil {
+	dest := append([]any{&d.ID, &d.UserID, &d.Platform, &d.Name, &d.PushToken, &d.Active, &created, &updated, &d.SessionID}, extra...)
+	if err := row.Scan(dest...); err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil, ErrNotFound
 		}

@@ -34,6 +34,9 @@ func isUnique(err error) bool {
 // isForeignKey reports whether err is a FOREIGN KEY violation: the row
 // referred to is gone.
 func isForeignKey(err error) bool {
+	if err == nil {
+		return false // without the errors.As below, whose targets escape
+	}
 	if pgCode(err) == "23503" { // foreign_key_violation
 		return true
 	}

@@ -11,9 +11,21 @@ const base62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 // randomString returns n characters of base62 from crypto/rand, without
 // modulo bias (bytes >= 248 are drawn again).
 func randomString(n int) string {
-	out := make([]byte, 0, n)
-	buf := make([]byte, n+n/4+8)
-	for len(out) < n {
+	return string(appendRandom(make([]byte, 0, n), n))
+}
+
+// appendRandom appends n characters of base62 from crypto/rand to out, as
+// randomString makes them.
+func appendRandom(out []byte, n int) []byte {
+	var small [40]byte
+	buf := small[:]
+	if need := n + n/4 + 8; need > len(small) {
+		buf = make([]byte, need)
+	} else {
+		buf = buf[:need]
+	}
+	end := len(out) + n
+	for len(out) < end {
 		if _, err := rand.Read(buf); err != nil {
 			panic("store: crypto/rand failed: " + err.Error())
 		}
@@ -22,12 +34,12 @@ func randomString(n int) string {
 				continue
 			}
 			out = append(out, base62[b%62])
-			if len(out) == n {
+			if len(out) == end {
 				break
 			}
 		}
 	}
-	return string(out)
+	return out
 }
 
 // NewID returns a prefixed random identifier, e.g. NewID("ch_").
@@ -38,13 +50,16 @@ func NewID(prefix string) string { return prefix + randomString(24) }
 // Rows keyed by it are appended to their primary-key index instead of
 // landing on a random page, which keeps each commit small on the send path.
 func NewSortableID(prefix string, t time.Time) string {
-	var ts [8]byte
+	// One allocation: the id is made in a buffer on the stack.
+	var buf [48]byte
+	id := append(buf[:0], prefix...)
+	id = append(id, "00000000"...)
 	n := t.UnixMilli()
-	for i := len(ts) - 1; i >= 0; i-- {
-		ts[i] = base62[n%62]
+	for i := len(id) - 1; i >= len(prefix); i-- {
+		id[i] = base62[n%62]
 		n /= 62
 	}
-	return prefix + string(ts[:]) + randomString(20)
+	return string(appendRandom(id, 20))
 }
 
 // NewToken returns n random base62 characters for secrets and tokens.

@@ -25,6 +25,10 @@ var ListStates = []string{StatePending, StateSubmitted, StateAlreadyRead, StateE
 // ErrBadState is a list filter that is not one of ListStates.
 var ErrBadState = errors.New("store: unknown message state")
 
+// notPending is the condition of messages_channel_answered (SQLite's
+// migration 0027), the index of a channel's messages that left pending.
+const notPending = "m.state != 'pending'"
+
 // stateCond is one condition on a message (alias m) that an index on
 // (channel_id, state) serves: a state, and for submitted answers which
 // side of the expiry they are on.
@@ -38,9 +42,17 @@ type stateCond struct {
 // sweeper has not reached it yet), so the filter agrees with the status a
 // message shows. No filter is one condition that keeps everything.
 func stateConds(state string, expired time.Time) ([]stateCond, error) {
-	is := func(s string) stateCond { return stateCond{"m.state = ?", []any{s}} }
-	fresh := stateCond{"m.state = ? AND m.submitted_at > ?", []any{StateSubmitted, ms(expired)}}
-	stale := stateCond{"m.state = ? AND m.submitted_at <= ?", []any{StateSubmitted, ms(expired)}}
+	// Every state but pending also names "m.state != 'pending'", the
+	// condition of SQLite's index of answered messages, with the literal
+	// its planner needs to see that the index serves the walk.
+	is := func(s string) stateCond {
+		if s == StatePending {
+			return stateCond{"m.state = ?", []any{s}}
+		}
+		return stateCond{"m.state = ? AND " + notPending, []any{s}}
+	}
+	fresh := stateCond{"m.state = ? AND " + notPending + " AND m.submitted_at > ?", []any{StateSubmitted, ms(expired)}}
+	stale := stateCond{"m.state = ? AND " + notPending + " AND m.submitted_at <= ?", []any{StateSubmitted, ms(expired)}}
 	switch state {
 	case "":
 		return []stateCond{{}}, nil

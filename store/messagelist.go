@@ -59,7 +59,8 @@ type MessagePage struct {
 var ErrBadSearch = errors.New("store: a search needs at least one word")
 
 // ListMessages returns a page of messages. Each kind of list walks an index
-// backwards from the cursor: a channel's messages by messages_channel (one
+// backwards from the cursor: a channel's messages by messages_channel or, in
+// the states an answer leaves, messages_channel_answered (one
 // walk per state the filter keeps, merged), an approver's by
 // message_approvers, a search by the full-text index, and several channels
 // by merging each channel's walks.

@@ -54,6 +54,11 @@ type Message struct {
 	DeliverAt  *time.Time // when a scheduled message goes out; nil when sent at once
 	Ephemeral  bool       // delivered live, then not kept
 	NoPush     bool       // streamed, never pushed to phones
+
+	// Alert, on an urgent message being created, is how it alerts: the
+	// alert is stored in the same write. Nil on every other message, and
+	// on messages read back (Store.Alert reads an alert).
+	Alert *NewAlert
 }
 
 const messageCols = `m.id, m.channel_id, (SELECT user_id FROM channels WHERE id = m.channel_id), m.title, m.body, m.priority, m.actions, m.callback_url, m.muted,
@@ -112,6 +117,29 @@ func scanMessage(row scanner) (*Message, error) {
 	return &m, nil
 }
 
+// messageMarks are the topics a new message wakes, made once for each
+// combination of an approval deadline (bit 0), a push (bit 1) and a
+// scheduled delivery (bit 2), so that a send allocates no list of them.
+var messageMarks = func() (out [8][]string) {
+	for i := range out {
+		out[i] = []string{TopicEvents}
+		for bit, topic := range []string{TopicApprovals, TopicPush, TopicScheduled} {
+			if i&(1<<bit) != 0 {
+				out[i] = append(out[i], topic)
+			}
+		}
+	}
+	return out
+}()
+
+// b2i is 1 for true and 0 for false.
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
 // CreateMessage stores m, filling ID, State and CreatedAt. It returns once the
 // message is committed (durably, with synchronous=full).
 func (s *Store) CreateMessage(ctx context.Context, m *Message) error {
@@ -128,16 +156,25 @@ func (s *Store) CreateMessage(ctx context.Context, m *Message) error {
 		return nil
 	}
 	var err error
-	if m.SequenceID == "" {
+	if m.SequenceID == "" && m.Alert == nil {
 		err = s.insertRow(ctx, &rowWrite{ins: insertMessages, args: args, marks: marks}, insert)
 	} else {
 		// A message of a sequence replaces the sequence's message still
-		// waiting to be delivered, in the same commit.
+		// waiting to be delivered, in the same commit; an urgent message's
+		// alert is stored with it.
 		err = s.update(ctx, func(tx *writeTx) error {
-			if err := s.deleteScheduled(tx, m.ChannelID, m.SequenceID); err != nil {
+			if m.SequenceID != "" {
+				if err := s.deleteScheduled(tx, m.ChannelID, m.SequenceID); err != nil {
+					return err
+				}
+			}
+			if err := insert(tx); err != nil {
 				return err
 			}
-			return insert(tx)
+			if m.Alert != nil {
+				return s.insertAlert(tx, m)
+			}
+			return nil
 		})
 	}
 	return s.createError(m, err)
@@ -180,16 +217,8 @@ func (s *Store) prepareMessage(m *Message) (args []any, marks []string) {
 	args = []any{m.ID, m.ChannelID, m.Title, m.Body, m.Priority, string(m.Actions), m.CallbackURL, m.Muted,
 		approvalJSON(m.Approval), m.State, ms(m.CreatedAt), deadline,
 		nullText(m.Extras), nullString(m.SequenceID), nullMS(m.DeliverAt), m.Ephemeral, m.NoPush}
-	marks = []string{TopicEvents}
-	if deadline != nil {
-		marks = append(marks, TopicApprovals)
-	}
-	if !m.Muted {
-		marks = append(marks, TopicPush) // the pusher checks cheaply whether a job is due
-	}
-	if m.DeliverAt != nil {
-		marks = append(marks, TopicScheduled)
-	}
+	// The pusher checks cheaply whether a job is due.
+	marks = messageMarks[b2i(deadline != nil)|b2i(!m.Muted)<<1|b2i(m.DeliverAt != nil)<<2]
 	return args, marks
 }
 
@@ -236,13 +265,22 @@ func (s *Store) Respond(ctx context.Context, id string, result json.RawMessage, 
 // RespondWithOutcome is Respond that also keeps outcome, what answered the
 // message, for its owner to read after the response is polled away.
 func (s *Store) RespondWithOutcome(ctx context.Context, id string, result, outcome json.RawMessage, at time.Time, callback *NewDelivery) error {
-	return s.RespondWithJobs(ctx, id, result, outcome, at, callback, nil)
+	return s.RespondWithJobs(ctx, id, result, outcome, at, callback, nil, nil)
+}
+
+// AlertAcking acknowledges an urgent message's alert with the answer that
+// carries it (AcknowledgeAlert); nil on other messages.
+type AlertAcking struct {
+	Ack    AlertAck
+	Notice AlertNotice
 }
 
 // RespondWithJobs is RespondWithOutcome that also queues action, the
-// request of a tapped http action, when not nil: in the same transaction.
+// request of a tapped http action, when not nil, and acknowledges the
+// message's alert with ack, when not nil (and still active): in the same
+// transaction.
 func (s *Store) RespondWithJobs(ctx context.Context, id string, result, outcome json.RawMessage, at time.Time,
-	callback, action *NewDelivery) error {
+	callback, action *NewDelivery, ack *AlertAcking) error {
 	var kept sql.NullString
 	if outcome != nil {
 		kept = sql.NullString{String: string(outcome), Valid: true}
@@ -274,6 +312,11 @@ func (s *Store) RespondWithJobs(ctx context.Context, id string, result, outcome 
 				return err
 			}
 		}
+		if ack != nil {
+			if _, err := s.ackAlert(tx, id, ack.Ack, ack.Notice); err != nil {
+				return err
+			}
+		}
 		if callback == nil {
 			return nil
 		}
@@ -294,6 +337,9 @@ type Poll struct {
 	// an approval, from which the rules tell whether anything can answer it.
 	Actions  json.RawMessage
 	Approval bool
+	// Priority is the message's, whatever its state: an urgent message's
+	// poll also reports its alert.
+	Priority string
 }
 
 // ReadResponse is the polling read of message id in channelID. A submitted
@@ -305,13 +351,14 @@ func (s *Store) ReadResponse(ctx context.Context, channelID, id string, expireBe
 	if err != nil {
 		return Poll{}, err
 	}
+	prio := pending.Priority
 	switch {
 	case state == StatePending:
 		return pending, nil
 	case state != StateSubmitted:
-		return Poll{State: state}, nil
+		return Poll{State: state, Priority: prio}, nil
 	case !submitted.After(expireBefore):
-		return Poll{State: StateExpired}, nil
+		return Poll{State: StateExpired, Priority: prio}, nil
 	}
 	var p Poll
 	err = s.update(ctx, func(tx *writeTx) error {
@@ -333,7 +380,7 @@ func (s *Store) ReadResponse(ctx context.Context, channelID, id string, expireBe
 		if err := s.insertEvent(tx, EventUpdated, id); err != nil {
 			return err
 		}
-		p = Poll{State: StateSubmitted, Response: json.RawMessage(resp), SubmittedAt: fromMS(at)}
+		p = Poll{State: StateSubmitted, Response: json.RawMessage(resp), SubmittedAt: fromMS(at), Priority: prio}
 		return nil
 	})
 	if err != nil {
@@ -349,26 +396,28 @@ func (s *Store) ReadResponse(ctx context.Context, channelID, id string, expireBe
 	if state == StateSubmitted && !submitted.After(expireBefore) {
 		state = StateExpired
 	}
-	return Poll{State: state}, nil
+	return Poll{State: state, Priority: prio}, nil
 }
 
 // pollState reads a message's polling state and, when it is pending, the
-// Poll to answer with (its actions are read only then).
+// Poll to answer with (its actions are read only then); its Priority is
+// set whatever the state.
 func (s *Store) pollState(ctx context.Context, channelID, id string) (string, time.Time, Poll, error) {
-	var state string
+	var state, prio string
 	var submitted sql.NullInt64
 	var actions sql.NullString
 	var approval bool
-	err := s.read.QueryRowContext(ctx, `SELECT state, submitted_at, CASE WHEN state = ? THEN actions END, approval IS NOT NULL
+	err := s.read.QueryRowContext(ctx, `SELECT state, submitted_at, CASE WHEN state = ? THEN actions END, approval IS NOT NULL, priority
 		FROM messages WHERE id = ? AND channel_id = ?`, StatePending, id, channelID).
-		Scan(&state, &submitted, &actions, &approval)
+		Scan(&state, &submitted, &actions, &approval, &prio)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", time.Time{}, Poll{}, fmt.Errorf("store: poll %s: %w", id, ErrNotFound)
 	}
 	if err != nil {
 		return "", time.Time{}, Poll{}, fmt.Errorf("store: poll %s: %w", id, err)
 	}
-	return state, fromMS(submitted.Int64), Poll{State: state, Actions: json.RawMessage(actions.String), Approval: approval}, nil
+	return state, fromMS(submitted.Int64), Poll{State: state, Actions: json.RawMessage(actions.String), Approval: approval,
+		Priority: prio}, nil
 }
 
 // nullText stores an absent JSON document as NULL.

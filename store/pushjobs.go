@@ -103,9 +103,11 @@ func (s *Store) NextPushAt(ctx context.Context) (time.Time, bool, error) {
 // lists it (who accepted to approve: nobody is prompted unasked). With
 // deviceID set, only that device (if still active and still a recipient).
 // An update goes to web devices only: phones' apps follow the message
-// themselves.
+// themselves. Each device carries its user's quiet hours (Device.Quiet),
+// read by primary key beside it: no query more.
 func (s *Store) PushTargets(ctx context.Context, id, deviceID, kind string) ([]Device, error) {
-	rows, err := s.read.QueryContext(ctx, `SELECT `+deviceCols+` FROM devices WHERE active = 1 AND (?2 = '' OR id = ?2)
+	rows, err := s.read.QueryContext(ctx, `SELECT `+deviceCols+`, (SELECT u.quiet_hours FROM users u WHERE u.id = devices.user_id)
+		FROM devices WHERE active = 1 AND (?2 = '' OR id = ?2)
 		AND (?3 != 'update' OR platform = 'web') AND user_id IN (
 			SELECT c.user_id FROM messages m JOIN channels c ON c.id = m.channel_id WHERE m.id = ?1
 			UNION SELECT a.user_id FROM message_approvers a WHERE a.message_id = ?1)
@@ -116,10 +118,12 @@ func (s *Store) PushTargets(ctx context.Context, id, deviceID, kind string) ([]D
 	defer rows.Close()
 	var out []Device
 	for rows.Next() {
-		d, err := scanDevice(rows)
+		var quiet sql.NullString
+		d, err := scanDevice(rows, &quiet)
 		if err != nil {
 			return nil, fmt.Errorf("store: push targets %s: %w", id, err)
 		}
+		d.Quiet = quietOf(quiet)
 		out = append(out, *d)
 	}
 	return out, rows.Err()

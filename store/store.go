@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"sync"
 	"time"
 
@@ -208,7 +209,10 @@ func openSQLite(ctx context.Context, path string, opts Options) (*Store, error) 
 		write.Close()
 		return nil, err
 	}
-	r, err := newSearchReaders(base, SearchFile(path))
+	// Readers keep 1 MiB of pages each rather than SQLite's default 2:
+	// what a send reads (a token, the next push, the newest events) is a
+	// few pages, and the operating system caches the file below them.
+	r, err := newSearchReaders(base+"&_pragma=cache_size(-"+strconv.Itoa(readerCacheKiB)+")", SearchFile(path))
 	if err != nil {
 		write.Close()
 		search.Close()

@@ -53,7 +53,7 @@ func TestUINotificationsPages(t *testing.T) {
 	b.openView("account")
 	b.waitFor("the control", `["off", "on", "blocked", "unsupported"].includes(document.querySelector("#notifications-root").dataset.state)`)
 	headings := eval[[]string](b, `Array.from(document.querySelectorAll("#view-account h1, #view-account h2")).filter((h) => h.getClientRects().length > 0).map((h) => h.textContent.trim())`)
-	if want := []string{"Account", "You", "Change password", "Sign-in identities", "Notifications in this browser", "Sessions"}; fmt.Sprint(headings) != fmt.Sprint(want) {
+	if want := []string{"Account", "You", "Change password", "Sign-in identities", "Notifications in this browser", "Quiet hours", "Sessions"}; fmt.Sprint(headings) != fmt.Sprint(want) {
 		t.Errorf("the account page's headings = %q, want %q", headings, want)
 	}
 	if n := eval[int](b, `document.querySelectorAll("#view-account .card .card").length`); n != 0 {

@@ -112,7 +112,10 @@ async function showMessage(d) {
     // A push must show something; one this worker cannot read says so.
     return self.registration.showNotification('Herald', { body: 'A new notification arrived. Open Herald to read it.', icon: ICON, badge: BADGE });
   }
-  const high = d.priority === 'high';
+  // A silent push (its user's quiet hours) is shown, without sound,
+  // vibration or insistence, whatever its priority.
+  const quiet = d.silent === true;
+  const high = d.priority === 'high' && !quiet;
   const low = d.priority === 'low';
   return self.registration.showNotification(d.title || 'Herald', {
     body: (d.channel ? d.channel + '\n' : '') + (d.body || ''),
@@ -120,11 +123,13 @@ async function showMessage(d) {
     icon: ICON,
     badge: BADGE,
     timestamp: Date.now(),
-    requireInteraction: high,
+    // An urgent message's notification stays until acted on, and each
+    // repeat alerts again.
+    requireInteraction: high || d.require_interaction === true,
     // A sequence's later message replaces the earlier one under the same
     // tag, and alerts again.
-    renotify: high || d.renotify === true,
-    silent: low,
+    renotify: high || (d.renotify === true && !quiet),
+    silent: low || quiet,
     image: typeof d.image === 'string' && /^https?:/.test(d.image) ? d.image : undefined,
     actions: buttonsOf(d.actions),
     data: { message_id: d.message_id, channel: d.channel || '', url: d.url || '/', actions: d.actions || [], answer: d.answer || null,
@@ -137,6 +142,8 @@ const STATUS_TEXT = {
   approved: 'Approved',
   rejected: 'Rejected',
   expired: 'Expired',
+  acknowledged: 'Acknowledged',
+  cancelled: 'Cancelled',
 };
 
 // replace shows a notification's final state under the same tag, silently

@@ -1,8 +1,10 @@
 // Account: who you are, change password (local accounts), linked sign-in
-// identities, notifications in this browser, and sign out everywhere.
+// identities, notifications in this browser, quiet hours (quiet.js), and
+// sign out everywhere.
 import { $, el, timeEl, confirmed } from '../dom.js';
 import { mountNotifications } from '../notifications.js';
 import { fieldErrorHandler } from '../fielderrors.js';
+import { QuietCard } from '../quiet.js';
 
 export class AccountView {
   constructor(ctx) {
@@ -10,12 +12,13 @@ export class AccountView {
     this.title = 'Account';
     this.section = $('view-account');
     this.mounted = false;
+    this.quiet = new QuietCard(ctx);
     $('password-form').addEventListener('submit', (ev) => this.changePassword(ev));
     $('signout-all').addEventListener('click', () => this.signoutAll());
   }
 
   async load(seq) {
-    const data = await this.ctx.api('GET', '/v1/account');
+    const [data] = await Promise.all([this.ctx.api('GET', '/v1/account'), this.quiet.load(seq)]);
     if (this.ctx.router.stale(seq)) return;
     const u = data.user || {};
     $('account-email').textContent = u.email || '';

@@ -5,13 +5,13 @@
 import { $, el, button, timeEl, swatch, paintSwatches, confirmed, copyButton, copyFrom, exactTime } from '../dom.js';
 import { enc, listAll } from '../api.js';
 import { startRename } from '../rename.js';
-import { fieldErrorHandler, markField, clearFieldErrors } from '../fielderrors.js';
+import { fieldErrorHandler, clearFieldErrors } from '../fielderrors.js';
+import { PeopleList } from '../people.js';
 import { CompatCard } from './compat.js';
+import { UrgentCard } from './urgent.js';
 
 const FOREVER = '9999-12-31T00:00:00.000Z'; // "until turned off"
 const UNSET_COLOR = '#8c959f'; // what the picker shows before a colour is picked
-// Where an approver's invitation stands; "new" until the rule is saved.
-const STATE_WORDS = { new: 'not saved yet', invited: 'invited', accepted: 'accepted', declined: 'declined' };
 const MUTES = [['3600', 'for 1 hour'], ['28800', 'for 8 hours'], ['86400', 'for 1 day'], ['forever', 'until turned off']];
 
 function mutedUntil(ch) {
@@ -44,8 +44,9 @@ export class ChannelsView {
     this.channels = [];
     this.pins = []; // [{channel_id, position}]
     this.folders = [];
-    this.editing = null; // the approval editor: {id, approvers: [entry], states: Map(entry → approver), ...}
+    this.editing = null; // the approval editor: {id, name, required, window, hasRule}
     this.compat = new CompatCard();
+    this.urgent = new UrgentCard(ctx, (ch) => this.replace(ch));
     $('channel-create').addEventListener('submit', (ev) => this.create(ev));
     $('channel-color').addEventListener('input', () => this.pickColor(true));
     $('channel-color-clear').addEventListener('click', () => {
@@ -56,23 +57,10 @@ export class ChannelsView {
     $('channels').tBodies[0].addEventListener('change', (ev) => this.changeSelect(ev));
     const ed = $('approval-editor');
     ed.addEventListener('submit', (ev) => this.saveRule(ev));
-    $('approval-add').addEventListener('click', () => this.addApprover());
-    $('approval-email').addEventListener('keydown', (ev) => {
-      if (ev.key === 'Enter') {
-        ev.preventDefault();
-        this.addApprover();
-      }
-    });
+    this.approvers = new PeopleList($('approval-approvers'), $('approval-email'), $('approval-add'), ed,
+      { empty: 'No approvers yet.', onChange: () => { this.ctx.router.clearError(); this.renderRequired(); } });
     $('approval-cancel').addEventListener('click', () => this.closeEditor());
     $('approval-remove').addEventListener('click', () => this.removeRule());
-    $('approval-approvers').addEventListener('click', (ev) => {
-      const b = ev.target.closest('button[data-entry]');
-      if (!b) return;
-      this.editing.approvers = this.editing.approvers.filter((e) => e !== b.dataset.entry);
-      clearFieldErrors($('approval-editor')); // what was refused may be gone
-      this.renderEditor();
-      $('approval-email').focus();
-    });
   }
 
   async load(seq) {
@@ -87,6 +75,7 @@ export class ChannelsView {
 
   leave() {
     this.closeEditor();
+    this.urgent.close();
     if (this.compat.channelId) this.compat.close();
   }
 
@@ -129,7 +118,8 @@ export class ChannelsView {
     el('td', { className: 'channel-name' }, swatch(ch.color), name,
       until ? el('span', { className: 'badge muted-badge', title: forever ? 'Muted until turned off' : `Muted until ${exactTime(ch.muted_until)}`,
         text: forever ? 'muted' : 'muted ' + timeEl(ch.muted_until).textContent }) : null,
-      rule ? el('span', { className: 'badge rule-badge', text: `needs ${rule.required_count} of ${rule.approvers.length}` }) : null),
+      rule ? el('span', { className: 'badge rule-badge', text: `needs ${rule.required_count} of ${rule.approvers.length}` }) : null,
+      ch.urgent ? el('span', { className: 'badge urgent-badge', title: 'Takes urgent messages', text: 'urgent' }) : null),
     el('td', { className: 'channel-webhook' },
       el('div', { className: 'webhook' }, el('code', { className: 'webhook-url', text: ch.webhook_url }),
         copyButton(ch.webhook_url, `Copy the webhook URL of ${name}`, 'copy copy-url')),
@@ -145,6 +135,7 @@ export class ChannelsView {
       isPinned ? button('channel-down secondary small', '↓', `Move ${name} down`, { move: '1' }) : null,
       mute,
       button('channel-approval secondary', rule ? 'Approval rule' : 'Add approval', `Approval rule of ${name}`),
+      button('channel-urgent secondary', 'Urgent alerts', `Urgent alerts of ${name}`),
       button('channel-compat secondary', 'ntfy / Gotify', `Use ${name} with ntfy and Gotify`),
       button('channel-regenerate secondary', 'New URL', `New webhook URL for ${name}`),
       button('channel-delete danger', 'Delete', `Delete ${name}`)));
@@ -238,11 +229,14 @@ export class ChannelsView {
         this.channels = this.channels.filter((c) => c.id !== id);
         this.pins = this.pins.filter((p) => p.channel_id !== id);
         if (this.editing && this.editing.id === id) this.closeEditor();
+        if (this.urgent.channelId === id) this.urgent.close();
         if (this.compat.channelId === id) this.compat.close();
         this.render();
       });
     } else if (cl.contains('channel-approval')) {
       this.openEditor(ch);
+    } else if (cl.contains('channel-urgent')) {
+      this.urgent.open(ch);
     } else if (cl.contains('channel-compat')) {
       this.compat.open(ch);
     }
@@ -271,13 +265,12 @@ export class ChannelsView {
       this.editing = {
         id: ch.id,
         name: ch.name,
-        approvers: approvers.map((a) => a.entry),
-        states: new Map(approvers.map((a) => [a.entry, a])),
         required: ch.approval ? ch.approval.required_count : 1,
         window: ch.approval ? ch.approval.window_seconds : 3600,
         hasRule: !!ch.approval,
       };
       clearFieldErrors($('approval-editor'));
+      this.approvers.reset(approvers);
       this.renderEditor();
       $('approval-editor').hidden = false;
       $('approval-editor').scrollIntoView({ block: 'nearest' });
@@ -288,17 +281,8 @@ export class ChannelsView {
   renderEditor() {
     const e = this.editing;
     $('approval-title').textContent = `Approval rule of ${e.name}`;
-    $('approval-approvers').replaceChildren(...e.approvers.map((entry) => {
-      const a = e.states.get(entry);
-      const state = a ? a.state : 'new';
-      const who = a && a.state === 'accepted' && a.name ? ` (${a.name})` : '';
-      return el('li', { className: 'chip', dataset: { entry, state } },
-        el('span', { text: entry + who }), el('span', { className: `badge approver-state state-${state}`, text: STATE_WORDS[state] || state }),
-        button('chip-remove', '×', `Remove ${entry}`, { entry }));
-    }));
-    if (e.approvers.length === 0) $('approval-approvers').append(el('li', { className: 'note', text: 'No approvers yet.' }));
-    $('approval-required').max = String(Math.max(1, e.approvers.length));
-    $('approval-required').value = String(Math.min(e.required, Math.max(1, e.approvers.length)));
+    $('approval-required').value = String(e.required);
+    this.renderRequired();
     const win = $('approval-window');
     if (![...win.options].some((o) => o.value === String(e.window))) {
       win.append(el('option', { value: String(e.window), text: `${e.window} seconds` }));
@@ -307,31 +291,20 @@ export class ChannelsView {
     $('approval-remove').hidden = !e.hasRule;
   }
 
-  addApprover() {
-    const input = $('approval-email');
-    const email = input.value.trim();
-    if (!email) return true;
-    if (!input.checkValidity() || !email.includes('@')) {
-      markField(input, `"${email}" is not an email address.`);
-      return false;
-    }
-    const entry = email.toLowerCase(); // as the rule keeps it
-    if (!this.editing.approvers.includes(entry)) this.editing.approvers.push(entry);
-    this.editing.required = Number($('approval-required').value) || 1;
-    this.editing.window = Number($('approval-window').value);
-    input.value = '';
-    this.ctx.router.clearError();
-    this.renderEditor();
-    input.focus();
-    return true;
+  // renderRequired bounds "Approvals needed" by the approvers listed.
+  renderRequired() {
+    const n = Math.max(1, this.approvers.entries.length);
+    const input = $('approval-required');
+    input.max = String(n);
+    input.value = String(Math.min(Number(input.value) || 1, n));
   }
 
   saveRule(ev) {
     ev.preventDefault();
     const e = this.editing;
     clearFieldErrors($('approval-editor'));
-    if ($('approval-email').value.trim() && !this.addApprover()) return;
-    const rule = { approvers: e.approvers, required_count: Number($('approval-required').value), window_seconds: Number($('approval-window').value) };
+    if (!this.approvers.add()) return;
+    const rule = { approvers: this.approvers.entries, required_count: Number($('approval-required').value), window_seconds: Number($('approval-window').value) };
     this.ctx.router.change(async () => {
       this.replace(await this.ctx.api('PATCH', `/v1/channels/${enc(e.id)}`, { approval: rule }));
       this.closeEditor(e.id);

@@ -4,6 +4,7 @@
 // (messages.js) decides which messages to show; this module, how.
 import { el, button, timeEl, swatch } from '../dom.js';
 import { renderMarkdown } from '../markdown.js';
+import { alertSection, isActive, ACK_KEY } from '../alert.js';
 
 const HTTP_URL = /^https?:\/\//i;
 const CLICK_URL = /^(?:https?:\/\/|mailto:)/i;
@@ -64,7 +65,8 @@ export class MessageCard {
   canAnswer(m) {
     if (m.status !== 'pending' || (m.response !== null && m.response !== undefined)) return false;
     const actions = Array.isArray(m.actions) ? m.actions : [];
-    if (!actions.some((a) => a && (a.type === 'button' || a.type === 'form' || a.type === 'http'))) return false;
+    // An urgent message's Acknowledge button counts only while it alerts.
+    if (!actions.some((a) => a && (a.type === 'button' || a.type === 'form' || a.type === 'http') && (a.key !== ACK_KEY || !m.alert || isActive(m)))) return false;
     if (m.approval) return m.approval.status === 'pending' && this.isApprover(m) && !this.hasVoted(m);
     return true;
   }
@@ -105,6 +107,7 @@ export class MessageCard {
       el('div', { className: 'message-body' }, renderMarkdown(str(m.body))),
       this.attachment(m),
       this.approval(m),
+      alertSection(m, this.isOwner(m)),
       this.outcome(m),
       this.actions(m),
       this.delivery(m, log),
@@ -203,6 +206,8 @@ export class MessageCard {
           : el('span', { className: 'message-link-blocked', title: 'Not an http or https address: not a link', dataset, text: label }));
       } else if (!answering) {
         // answered, or not this user's to answer
+      } else if (a.key === ACK_KEY && m.alert && !isActive(m)) {
+        // the alert is over: nothing left to acknowledge
       } else if (a.type === 'button' || a.type === 'http') {
         row.push(el('button', { type: 'button', className: 'message-action' + style, dataset, text: label }));
       } else if (a.type === 'form') {

@@ -10,6 +10,7 @@ import { enc, listAll, transient } from '../api.js';
 import { MessageCard } from './message.js';
 import { InvitationsCard } from './invitations.js';
 import { fieldErrorHandler } from '../fielderrors.js';
+import { ACK_KEY, acknowledgement, resolve } from '../alert.js';
 
 const PAGE_SIZE = 50; // shown at first and added by "More"
 const MAX_LIMIT = 200; // the largest page GET /v1/messages gives
@@ -253,8 +254,12 @@ export class MessagesView {
     if (!article) return;
     const id = article.dataset.messageId;
     const { api, router } = this.ctx;
-    if (btn.classList.contains('message-action') && btn.dataset.key !== undefined) {
+    if (btn.classList.contains('message-action') && btn.dataset.key === ACK_KEY) {
+      acknowledgement().then((body) => this.respond(article, body));
+    } else if (btn.classList.contains('message-action') && btn.dataset.key !== undefined) {
       this.respond(article, { action: btn.dataset.key });
+    } else if (btn.classList.contains('message-alert-cancel')) {
+      resolve(this.ctx, id, article.querySelector('.message-title').textContent, () => this.load(router.seq, { background: true }));
     } else if (btn.classList.contains('message-delete')) {
       const title = article.querySelector('.message-title').textContent;
       if (!confirmed(`Delete the message "${title}"?`)) return;

@@ -1,5 +1,5 @@
 -- Files and pictures sent with a message, kept in the database beside it
--- (SQLite's 0027 says why): every replica serves them, a backup holds
+-- (SQLite's 0030 says why): every replica serves them, a backup holds
 -- them, and deleting the message deletes its attachment.
 CREATE TABLE attachments (
     id           TEXT PRIMARY KEY,
