@@ -9,6 +9,7 @@
 #   POSTGRES=1 bash bench/load.sh               # SQLite, PostgreSQL with one and two replicas
 #   POSTGRES=1 PROFILE=1 bash bench/load.sh     # also a CPU profile of a replica on PostgreSQL
 #   NTFY=1 bash bench/load.sh                   # ntfy's PUT /<token> (text body) beside /v1/send
+#   IMAGE=1 bash bench/load.sh                  # a 200 KB picture sent multipart beside a text send
 #
 # Arguments are passed to the load generator (go run ./bench/loadgen -h).
 # Everything runs on 127.0.0.1 in a temporary directory, removed at the end;
@@ -84,6 +85,10 @@ flag_value() {
 
 port=$("$tmp/loadgen" -free-port)
 write_config sqlite "$port"
+if [[ ${IMAGE:-} == 1 ]]; then
+	# The last table of the config is [plans.free]: no quota refuses a picture.
+	echo 'attachment_quota = "1000GB"' >>"$tmp/sqlite/herald.toml"
+fi
 start_herald sqlite "$port"
 herald_pid=$started_pid
 make_channel sqlite "$port"
@@ -108,6 +113,35 @@ if [[ ${NTFY:-} == 1 ]]; then
 		-note "$version; database.synchronous=$sync_mode; log_level=warn; rate limits off" \
 		-note "POST /v1/send: Herald's JSON payload (loadgen's default -body); ntfy PUT /<token>: the text body \"$ntfy_body\" (Content-Type: text/plain), the same channel" \
 		-note "a build without ntfy's publish answers PUT /<token> with 404: those rows then count every request as an error"
+	exit 0
+fi
+
+# --- IMAGE=1: a camera snapshot sent multipart beside a text send, one run
+# after the other at each connection count, on the same server and channel --
+if [[ ${IMAGE:-} == 1 ]]; then
+	image_kb=${IMAGE_KB:-200}
+	"$tmp/loadgen" -make-jpeg "$image_kb" "$tmp/snapshot.jpg"
+	image_payload='{"title":"Person at the gate","body":"Front camera","priority":"high"}'
+	runs="$tmp/runs.jsonl"
+	IFS=, read -r -a conns_list <<<"$(flag_value conns "$@")"
+	[[ ${#conns_list[@]} -gt 0 ]] || conns_list=(8 32)
+	# Every text run first: peak RSS is the process's high-water mark, so
+	# a picture run before a text one would be counted against it.
+	for n in "${conns_list[@]}"; do
+		echo "--- $n connections: ceiling, then POST /v1/send/<token>" >&2
+		loadgen "$@" -conns "$n" -target "POST /v1/send" -url "http://127.0.0.1:$port/v1/send/$token" \
+			-pid "$herald_pid" -json "$runs" >/dev/null
+	done
+	for n in "${conns_list[@]}"; do
+		echo "--- $n connections: POST /v1/send/<token> with a $image_kb KB picture" >&2
+		loadgen "$@" -conns "$n" -baseline=false -target "image $image_kb KB" -url "http://127.0.0.1:$port/v1/send/$token" \
+			-file "$tmp/snapshot.jpg" -body "$image_payload" -pid "$herald_pid" -json "$runs" >/dev/null
+	done
+	"$tmp/loadgen" -report "$runs" -out "$root/bench/out" \
+		-note "$version; database.synchronous=$sync_mode; log_level=warn; rate limits and the attachment quota off" \
+		-note "POST /v1/send: Herald's JSON payload (loadgen's default -body); image $image_kb KB: multipart/form-data, part payload $image_payload, part file snapshot.jpg, a 1280×720 JPEG of $(stat -c %s "$tmp/snapshot.jpg") bytes (Herald stores it and makes its thumbnail); the ceiling reads the text send" \
+		-note "loadgen arguments: ${*:-none (8 and 32 connections, 10 s each after a 1 s warm-up)}; load average before the run: $load_before"
+	du -sh "$tmp/sqlite/data" >&2
 	exit 0
 fi
 

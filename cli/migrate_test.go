@@ -120,6 +120,22 @@ func fillEveryTable(t *testing.T, env cliEnv) migrated {
 	if _, err := st.AnswerInvitation(ctx, approver.ID, approver.Email, invs[0].ID, true); err != nil {
 		t.Fatal(err)
 	}
+	// An urgent policy whose escalation list names the approver, who
+	// accepts that too.
+	urgent := store.UrgentPolicy{RepeatSeconds: 60, ExpireSeconds: 600, EscalateAfterSeconds: 60, Escalation: []string{approver.ID}}
+	if _, err := st.UpdateChannel(ctx, owner.ID, gated.ID, store.ChannelPatch{Urgent: store.Optional[store.UrgentPolicy]{Set: true, Value: &urgent}}); err != nil {
+		t.Fatal(err)
+	}
+	if invs, err = st.Invitations(ctx, approver.ID, approver.Email); err != nil || len(invs) != 2 {
+		t.Fatalf("the approver's invitations: %v, %v", invs, err)
+	}
+	for _, in := range invs {
+		if in.Role == store.RoleEscalation {
+			if _, err := st.AnswerInvitation(ctx, approver.ID, approver.Email, in.ID, true); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 	// A web device of the session: every unmuted message queues a push job.
 	if err := st.RegisterDevice(ctx, &store.Device{UserID: owner.ID, Platform: "web", Name: "laptop",
 		PushToken: `{"endpoint":"https://push.example.com/1"}`, SessionID: sess.ID}); err != nil {
@@ -151,6 +167,11 @@ func fillEveryTable(t *testing.T, env cliEnv) migrated {
 		t.Fatalf("read response = %+v, %v", p, err)
 	}
 	send(gated, "Open question", "", false, nil, &rule)
+	// An urgent message: its alert, and who it reached.
+	if err := st.CreateMessage(ctx, &store.Message{ChannelID: gated.ID, Title: "Disk failing", Priority: "urgent",
+		Alert: &store.NewAlert{Repeat: time.Minute, Expire: time.Hour, EscalateAfter: time.Minute}}); err != nil {
+		t.Fatal(err)
+	}
 	voted := send(gated, "Ship it?", "", false, &hook, &rule)
 	if _, err := st.CastVote(ctx, voted.ID, store.Vote{UserID: approver.ID, UserName: "Approver", Action: "approve",
 		ResponseData: json.RawMessage(`{"note":"go"}`)}, func(r store.Resolution) (json.RawMessage, *store.NewDelivery, error) {

@@ -47,11 +47,11 @@ type messageJSON struct {
 	SequenceID string   `json:"sequence_id,omitempty"`
 	// DeliverAt is set while the message is scheduled, until it is due.
 	DeliverAt string `json:"deliver_at,omitempty"`
+	// Alert is an urgent message's alert; null on any other.
+	Alert *service.AlertJSON `json:"alert"`
 	// Attachment is the file or picture kept with the message, or a link
 	// not fetched.
 	Attachment *attachmentJSON `json:"attachment,omitempty"`
-	// Alert is an urgent message's alert; null on any other.
-	Alert *service.AlertJSON `json:"alert"`
 }
 
 // attachmentJSON is a message's attachment: a stored file, read at its

@@ -68,13 +68,13 @@ type SendPayload struct {
 
 	Extras
 
-	// Attachment names a file to fetch at send time and keep with the
-	// message (attachments.fetch; else it stays a link).
-	Attachment *AttachmentRequest `json:"attachment,omitempty"`
-
 	// Urgent overrides the channel's alert times for an urgent message;
 	// nil on any other.
 	Urgent *UrgentOptions `json:"urgent,omitempty"`
+
+	// Attachment names a file to fetch at send time and keep with the
+	// message (attachments.fetch; else it stays a link).
+	Attachment *AttachmentRequest `json:"attachment,omitempty"`
 
 	// DeliverAt schedules the message: it is stored at once, listed as
 	// scheduled, and streamed and pushed at this time. Nil sends now.

@@ -218,8 +218,7 @@ func (s *Store) prepareMessage(m *Message) (args []any, marks []string) {
 		approvalJSON(m.Approval), m.State, ms(m.CreatedAt), deadline,
 		nullText(m.Extras), nullString(m.SequenceID), nullMS(m.DeliverAt), m.Ephemeral, m.NoPush}
 	// The pusher checks cheaply whether a job is due.
-	marks = messageMarks[b2i(deadline != nil)|b2i(!m.Muted)<<1|b2i(m.DeliverAt != nil)<<2]
-	return args, marks
+	return args, messageMarks[b2i(deadline != nil)|b2i(!m.Muted)<<1|b2i(m.DeliverAt != nil)<<2]
 }
 
 // Message returns a message by id, whoever owns it; callers check access.

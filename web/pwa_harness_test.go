@@ -29,6 +29,7 @@ import (
 	"github.com/heraldhq/herald/netguard"
 	"github.com/heraldhq/herald/push"
 	"github.com/heraldhq/herald/service"
+	"github.com/heraldhq/herald/store"
 )
 
 // shotsDir receives the screenshots for a person to look at.
@@ -60,7 +61,7 @@ func newPWA(t *testing.T) *pwa {
 	p.hook = rcv.URL + "/hook"
 
 	ctx := context.Background()
-	svc := service.New(p.st, service.Options{})
+	svc := service.New(p.st, service.Options{BaseURL: p.base})
 	pub, priv, err := svc.VAPIDKeys(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -71,7 +72,11 @@ func newPWA(t *testing.T) *pwa {
 	}
 	quiet := delivery.Options{Logger: slog.New(slog.DiscardHandler)}
 	pusher := delivery.NewPusher(p.st, push.NewDispatcher(nil, nil, push.NewWebPush("mailto:ops@example.com", pub, priv, p.pushes.Client())),
-		delivery.PushConfig{Workers: 1, AnswerKey: key}, quiet)
+		delivery.PushConfig{Workers: 1, AnswerKey: key, ImageLink: func(ctx context.Context, m *store.Message, a *store.AttachmentInfo) (string, error) {
+			// As herald serve links a stored picture: signed, its thumbnail when it has one.
+			link, _, err := svc.AttachmentLink(ctx, m.CreatedAt, a, a.Thumbnail)
+			return link, err
+		}}, quiet)
 	queue := delivery.New(p.st, delivery.Config{Workers: 1, Timeout: 5 * time.Second, BackoffBase: time.Second,
 		BackoffMax: time.Minute, MaxAttempts: 8, UserAgent: "Herald-Webhooks/test", Guard: netguard.Policy{AllowLoopback: true}}, quiet)
 	wctx, stop := context.WithCancel(ctx)

@@ -60,6 +60,7 @@ type options struct {
 	duration    time.Duration
 	warmup      time.Duration
 	req         request
+	upload      string // with -file: the uploaded file's name and size, for the report
 	baseline    bool
 	pids        []int // Herald processes, for CPU and peak RSS
 	pgPID       int   // PostgreSQL's postmaster, for the server's CPU
@@ -82,6 +83,12 @@ func main() {
 	}
 	if len(os.Args) >= 3 && os.Args[1] == "-report" {
 		if err := report(os.Args[2:]); err != nil {
+			fatal(err)
+		}
+		return
+	}
+	if len(os.Args) >= 2 && os.Args[1] == "-make-jpeg" {
+		if err := makeJPEG(os.Args[2:]); err != nil {
 			fatal(err)
 		}
 		return
@@ -109,7 +116,7 @@ func fatal(err error) {
 func parseFlags(args []string) (options, error) {
 	fs := flag.NewFlagSet("loadgen", flag.ContinueOnError)
 	var o options
-	var conns, body, urls, pids string
+	var conns, body, urls, pids, file string
 	fs.StringVar(&urls, "url", "", "Herald send URL, http://127.0.0.1:PORT/v1/send/TOKEN, or several, comma-separated, to spread the connections over (empty: ceiling only)")
 	fs.StringVar(&o.target, "target", "herald", "name of Herald's rows in the report")
 	fs.StringVar(&conns, "conns", "8,32", "comma-separated connection counts")
@@ -118,6 +125,7 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&body, "body", defaultBody, "payload sent with every request (JSON unless -content-type says otherwise)")
 	fs.StringVar(&o.req.method, "method", http.MethodPost, "request method: POST (Herald's send) or PUT (ntfy's publish)")
 	fs.StringVar(&o.req.contentType, "content-type", "application/json", "Content-Type of the payload; text/plain for ntfy's publish")
+	fs.StringVar(&file, "file", "", "upload this file with every request: multipart/form-data, part payload = -body (JSON), part file = the file")
 	fs.BoolVar(&o.baseline, "baseline", true, "also measure the bare net/http ceiling")
 	fs.StringVar(&pids, "pid", "", "pid of the Herald process, or several, comma-separated, for CPU time and peak RSS (VmHWM)")
 	fs.IntVar(&o.pgPID, "pg-pid", 0, "pid of PostgreSQL's postmaster: also count the CPU of the server's processes (see pgProcs)")
@@ -134,10 +142,22 @@ func parseFlags(args []string) (options, error) {
 	if o.req.contentType == "application/json" && !json.Valid(o.req.body) {
 		return o, errors.New("-body is not valid JSON")
 	}
+	if file != "" {
+		if o.req.contentType != "application/json" {
+			return o, errors.New("-file sends -body as the JSON part: give no -content-type")
+		}
+		b, ct, err := multipartBody(o.req.body, file)
+		if err != nil {
+			return o, err
+		}
+		st, _ := os.Stat(file)
+		o.upload = fmt.Sprintf("%s (%d bytes)", filepath.Base(file), st.Size())
+		o.req.body, o.req.contentType = b, ct
+	}
 	if o.req.method != http.MethodPost && o.req.method != http.MethodPut {
 		return o, fmt.Errorf("-method %q: POST or PUT", o.req.method)
 	}
-	if o.baseline && o.req.contentType != "application/json" {
+	if o.baseline && o.req.contentType != "application/json" && o.upload == "" {
 		return o, errors.New("the ceiling reads Herald's JSON payload: give -baseline=false with another -content-type")
 	}
 	for _, s := range strings.Split(conns, ",") {
@@ -429,6 +449,15 @@ func startCeiling() (string, func(), error) {
 		return "", nil, err
 	}
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.Header.Get("Content-Type"), "multipart/") {
+			if !ceilingUpload(w, r) {
+				http.Error(w, `{"error":"invalid_payload"}`, http.StatusBadRequest)
+				return
+			}
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"ok":true}`+"\n")
+			return
+		}
 		var p ceilingPayload
 		dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20))
 		dec.DisallowUnknownFields()
@@ -800,7 +829,11 @@ func header(o options) string {
 	fmt.Fprintf(&b, "# Herald load test, %s\n\n", time.Now().Format(time.RFC3339))
 	fmt.Fprintf(&b, "- machine: %s\n", machine())
 	fmt.Fprintf(&b, "- %s measured per run after %s warm-up; closed loop, one request in flight per connection\n", o.duration, o.warmup)
-	fmt.Fprintf(&b, "- %s, %s body (%d bytes): `%s`\n", o.req.method, o.req.contentType, len(o.req.body), o.req.body)
+	if o.upload != "" {
+		fmt.Fprintf(&b, "- %s, multipart/form-data body (%d bytes): payload and the file %s\n", o.req.method, len(o.req.body), o.upload)
+	} else {
+		fmt.Fprintf(&b, "- %s, %s body (%d bytes): `%s`\n", o.req.method, o.req.contentType, len(o.req.body), o.req.body)
+	}
 	if o.note != "" {
 		fmt.Fprintf(&b, "- %s\n", o.note)
 	}
@@ -859,7 +892,7 @@ func render(head string, rows []result) string {
 	for _, r := range rows {
 		herald := r.Target != "ceiling"
 		ofCeiling := ""
-		if herald {
+		if herald && !isUpload(r.Target) {
 			ofCeiling = share(r.rps(), ceiling[r.Conns])
 		}
 		fmt.Fprintf(&b, "| %s | %d | %d | %d | %.0f | %s | %s | %s |", r.Target, r.Conns, r.OK, r.Errs, r.rps(), ms(r.P50), ms(r.P99), ofCeiling)
@@ -912,6 +945,12 @@ func checkTargets(rows []result, target, ref string, ceiling, reference map[int]
 		if c := ceiling[h.Conns]; c > 0 {
 			fmt.Fprintf(&b, "- throughput >= 30%% of ceiling: %.0f%% (%s)\n", 100*h.rps()/c, verdict(h.rps() >= 0.3*c))
 		}
+	} else if isUpload(target) {
+		// An upload is not held to a text send's rate: what it must keep
+		// is memory bounded, however many pictures arrive at once.
+		if h.RSSKB > 0 {
+			fmt.Fprintf(&b, "- peak RSS < %d MB: %.1f MB (%s)\n", uploadRSSMB, float64(h.RSSKB)/1024, verdict(h.RSSKB < uploadRSSMB*1024))
+		}
 	} else if c := reference[h.Conns]; c > 0 {
 		// A replica on PostgreSQL is held to half of SQLite; the ntfy
 		// door, the same send through another parser, to nine tenths.
@@ -921,7 +960,9 @@ func checkTargets(rows []result, target, ref string, ceiling, reference map[int]
 		}
 		fmt.Fprintf(&b, "- throughput >= %.0f%% of %s: %.0f%% (%s)\n", 100*share, ref, 100*h.rps()/c, verdict(h.rps() >= share*c))
 	}
-	fmt.Fprintf(&b, "- p99 < 25 ms: %s ms (%s)\n", ms(h.P99), verdict(h.P99 < 25*time.Millisecond))
+	if !isUpload(target) {
+		fmt.Fprintf(&b, "- p99 < 25 ms: %s ms (%s)\n", ms(h.P99), verdict(h.P99 < 25*time.Millisecond))
+	}
 	if target == ref && h.RSSKB > 0 {
 		fmt.Fprintf(&b, "- peak RSS < 60 MB: %.1f MB (%s)\n", float64(h.RSSKB)/1024, verdict(h.RSSKB < 60*1024))
 	}

@@ -5,20 +5,10 @@
 import { el, button, timeEl, swatch } from '../dom.js';
 import { renderMarkdown } from '../markdown.js';
 import { alertSection, isActive, ACK_KEY } from '../alert.js';
+import { attachmentOf } from '../attachment.js';
 
 const HTTP_URL = /^https?:\/\//i;
 const CLICK_URL = /^(?:https?:\/\/|mailto:)/i;
-const IMAGE_PATH = /\.(?:jpe?g|png|gif|webp|avif)$/i;
-
-// looksLikeImage: the URL's path ends like a picture's file name (as
-// push.LooksLikeImage decides for notifications).
-function looksLikeImage(url) {
-  try {
-    return IMAGE_PATH.test(new URL(url).pathname);
-  } catch (_) {
-    return false;
-  }
-}
 
 // Polling states and approval states in words.
 const STATUS_WORDS = {
@@ -120,21 +110,10 @@ export class MessageCard {
     return el('ul', { className: 'message-tags', 'aria-label': 'Tags' }, ...tags.map((t) => el('li', { className: 'tag-chip', text: t })));
   }
 
-  // attachment shows attach_url as a picture when it looks like one, else
-  // as a link named after its file.
+  // attachment: a stored picture or file, or the sender's link
+  // (attachment.js).
   attachment(m) {
-    const url = str(m.attach_url);
-    if (!HTTP_URL.test(url)) return null;
-    if (looksLikeImage(url)) {
-      return el('a', { className: 'message-attachment', href: url, target: '_blank', rel: 'noopener noreferrer nofollow' },
-        el('img', { src: url, alt: 'Attached picture', loading: 'lazy', referrerpolicy: 'no-referrer' }));
-    }
-    let name = url;
-    try {
-      name = decodeURIComponent(new URL(url).pathname.split('/').filter(Boolean).pop() || url);
-    } catch (_) { /* the URL as it is */ }
-    return el('p', { className: 'message-attachment-link' },
-      el('a', { href: url, target: '_blank', rel: 'noopener noreferrer nofollow', text: `Attachment: ${name}` }));
+    return attachmentOf(m);
   }
 
   isOwner(m) {
