@@ -56,9 +56,9 @@ func (e *QuotaError) Is(target error) bool { return target == ErrLimit }
 
 // CreateMessageWithAttachment is CreateMessage for a message that carries
 // a file: the message, its events and push job (and an urgent message's
-// alert), and the file (with its thumbnail) commit together or not at all. a.ID, Name, ContentType,
-// Size, Width, Height and Data must be set (m's extras already name
-// a.ID); thumb is the thumbnail, nil for none. quota bounds the bytes of
+// alert), and the file (with its thumbnail) commit together or not at
+// all. a.ID, Name, ContentType, Size, Width, Height and Data must be set
+// (m's extras already name a.ID); thumb is the thumbnail, nil for none. quota bounds the bytes of
 // files a.UserID keeps, this one included; 0 is none. It is checked in
 // the same write as the insert, so concurrent uploads cannot together
 // pass it: a *QuotaError then, and nothing is stored.
