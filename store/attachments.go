@@ -55,10 +55,10 @@ func (e *QuotaError) Error() string {
 func (e *QuotaError) Is(target error) bool { return target == ErrLimit }
 
 // CreateMessageWithAttachment is CreateMessage for a message that carries
-// a file: the message, its events and push job, and the file (with its
-// thumbnail) commit together or not at all. a.ID, Name, ContentType,
-// Size, Width, Height and Data must be set (m's extras already name
-// a.ID); thumb is the thumbnail, nil for none. quota bounds the bytes of
+// a file: the message, its events and push job (and an urgent message's
+// alert), and the file (with its thumbnail) commit together or not at
+// all. a.ID, Name, ContentType, Size, Width, Height and Data must be set
+// (m's extras already name a.ID); thumb is the thumbnail, nil for none. quota bounds the bytes of
 // files a.UserID keeps, this one included; 0 is none. It is checked in
 // the same write as the insert, so concurrent uploads cannot together
 // pass it: a *QuotaError then, and nothing is stored.
@@ -82,6 +82,11 @@ func (s *Store) CreateMessageWithAttachment(ctx context.Context, m *Message, a *
 			a.ID, a.MessageID, a.UserID, a.Name, a.ContentType, a.Size, a.Data, nullBlob(thumb),
 			nullInt(a.Width), nullInt(a.Height), ms(a.CreatedAt)); err != nil {
 			return err
+		}
+		if m.Alert != nil {
+			if err := s.insertAlert(tx, m); err != nil {
+				return err
+			}
 		}
 		for _, t := range marks {
 			s.wake.mark(t)

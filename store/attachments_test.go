@@ -211,3 +211,25 @@ func TestAttachmentGoesWithItsMessage(t *testing.T) {
 		gone("deleting the channel", kept)
 	})
 }
+
+// TestAttachmentWithUrgentAlert: an urgent message that carries a file has
+// its alert stored in the same write as both.
+func TestAttachmentWithUrgentAlert(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		f := newAttachmentFixture(t, dsn, nil)
+		a := &Attachment{AttachmentInfo: AttachmentInfo{ID: NewAttachmentID(), Name: "smoke.jpg", ContentType: "image/jpeg"},
+			UserID: f.owner.ID, Data: []byte("jpeg")}
+		m := &Message{ChannelID: f.channel.ID, Title: "Smoke", Priority: "urgent", Alert: &NewAlert{Repeat: time.Minute, Expire: time.Hour}}
+		if err := f.s.CreateMessageWithAttachment(ctx, m, a, nil, 0); err != nil {
+			t.Fatal(err)
+		}
+		al, err := f.s.Alert(ctx, m.ID)
+		if err != nil || al.State == "" || al.Repeat != time.Minute {
+			t.Fatalf("alert of an urgent message with a file: %+v, %v", al, err)
+		}
+		if _, err := f.s.Attachment(ctx, a.ID); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
