@@ -1,10 +1,8 @@
 package e2e
 
 import (
-	"context"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -44,55 +42,20 @@ func TestQuickStartREADME(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
-	for _, tool := range []string{"sh", "curl", "sed"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			if os.Getenv("CI") == "true" {
-				t.Fatalf("the quick start needs %s: %v", tool, err)
-			}
-			t.Skipf("the quick start needs %s: %v", tool, err)
-		}
-	}
+	needTools(t, "the quick start", "sh", "curl", "sed")
 	script := quickStartBlock(t)
 	if !strings.Contains(script, "http://127.0.0.1:8080") || !strings.Contains(script, "go run . ") {
 		t.Fatalf("the quick start no longer names http://127.0.0.1:8080 and go run; update this test:\n%s", script)
 	}
-	bin := heraldBin(t)
-	addr := testkit.FreeAddr(t)
-	base := "http://" + addr
+	srv := startScriptServer(t, heraldBin(t))
+	base := srv.base
 	script = strings.ReplaceAll(script, "http://127.0.0.1:8080", base)
-	script = strings.ReplaceAll(script, "go run . ", bin+" ")
-
-	var env []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "HERALD_") {
-			env = append(env, kv)
-		}
-	}
-	env = append(env, "HERALD_DATA_DIR="+filepath.Join(t.TempDir(), "data"))
-	dir := t.TempDir()
-	logs := &testkit.SyncBuffer{}
-	srv := exec.Command(bin, "serve", "--listen", addr)
-	srv.Dir, srv.Env, srv.Stdout, srv.Stderr = dir, env, logs, logs
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan struct{})
-	go func() { _ = srv.Wait(); close(exited) }()
-	t.Cleanup(func() { _ = srv.Process.Kill(); <-exited })
-	testkit.WaitHealthy(t, base, exited, 30*time.Second, logs)
-
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	sh := exec.CommandContext(ctx, "sh", "-eu", "-c", script)
-	sh.Dir, sh.Env = dir, env
-	out, err := sh.CombinedOutput()
-	if err != nil {
-		t.Fatalf("the quick start failed: %v\n%s\nserver log:\n%s", err, out, logs)
-	}
+	script = strings.ReplaceAll(script, "go run . ", heraldBin(t)+" ")
+	out := srv.run(t, "the quick start", script)
 	for _, want := range []string{"me@example.com is an administrator", `{"ok":true,"id":"msg_`, `{"ok":true,"status":"submitted"}`,
 		`"status":"submitted"`, `"triggered_by":"yes"`, `{"status":"already_read"}`,
 		`"event":"message"`, `"title":"Backup","message":"42 GB in 3 minutes"`, `"tags":["floppy_disk"]`} {
-		if !strings.Contains(string(out), want) {
+		if !strings.Contains(out, want) {
 			t.Errorf("the quick start's output lacks %s:\n%s", want, out)
 		}
 	}
@@ -109,7 +72,7 @@ func TestQuickStartREADME(t *testing.T) {
 	if users := testkit.Do(t, c, "GET", base+"/v1/admin/users", nil, token); users.Status != 200 {
 		t.Errorf("GET /v1/admin/users as the quick start's user: %d %v, want 200", users.Status, users.Body)
 	}
-	log := logs.String()
+	log := srv.logs.String()
 	for _, want := range []string{"base_url=" + base, "no users yet", "herald user add EMAIL --password-stdin", "the first user is the administrator", "plans"} {
 		if !strings.Contains(log, want) {
 			t.Errorf("the server log lacks %q:\n%s", want, log)

@@ -1,16 +1,11 @@
 package e2e
 
 import (
-	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/heraldhq/herald/internal/testkit"
 )
 
 // guideBlocks returns the sh blocks of docs/urgent-alerts.md: the script
@@ -44,55 +39,20 @@ func TestUrgentAlertsGuide(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
-	for _, tool := range []string{"sh", "curl", "sed"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			if os.Getenv("CI") == "true" {
-				t.Fatalf("the guide needs %s: %v", tool, err)
-			}
-			t.Skipf("the guide needs %s: %v", tool, err)
-		}
-	}
+	needTools(t, "the guide", "sh", "curl", "sed")
 	script, commands := guideBlocks(t)
-	bin := heraldBin(t)
-	addr := testkit.FreeAddr(t)
-	base := "http://" + addr
 	if !strings.Contains(commands, "HERALD=http://127.0.0.1:8080") {
 		t.Fatalf("the guide no longer sets HERALD=http://127.0.0.1:8080; update this test:\n%s", commands)
 	}
-	commands = strings.ReplaceAll(commands, "http://127.0.0.1:8080", base)
+	bin := heraldBin(t)
+	srv := startScriptServer(t, bin)
+	commands = strings.ReplaceAll(commands, "http://127.0.0.1:8080", srv.base)
 	commands = regexp.MustCompile(`\bherald (user|key) `).ReplaceAllString(commands, bin+" $1 ")
-
-	var env []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "HERALD_") {
-			env = append(env, kv)
-		}
-	}
-	env = append(env, "HERALD_DATA_DIR="+filepath.Join(t.TempDir(), "data"))
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "herald-ups"), []byte(script), 0o755); err != nil {
+	if err := os.WriteFile(filepath.Join(srv.dir, "herald-ups"), []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	logs := &testkit.SyncBuffer{}
-	srv := exec.Command(bin, "serve", "--listen", addr)
-	srv.Dir, srv.Env, srv.Stdout, srv.Stderr = dir, env, logs, logs
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan struct{})
-	go func() { _ = srv.Wait(); close(exited) }()
-	t.Cleanup(func() { _ = srv.Process.Kill(); <-exited })
-	testkit.WaitHealthy(t, base, exited, 30*time.Second, logs)
-
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	sh := exec.CommandContext(ctx, "sh", "-eu", "-c", commands)
-	sh.Dir, sh.Env = dir, env
-	out, err := sh.CombinedOutput()
-	if err != nil {
-		t.Fatalf("the guide failed: %v\n%s\nserver log:\n%s", err, out, logs)
-	}
-	got := string(out)
+	out := srv.run(t, "the guide", commands)
+	got := out
 	// In the guide's order: each must come after the one before.
 	for _, want := range []string{
 		`"urgent":{"repeat_seconds":120,"expire_seconds":10800,"escalate_after_seconds":600,"escalation":["bob@example.com"]}`,
@@ -115,7 +75,7 @@ func TestUrgentAlertsGuide(t *testing.T) {
 	}
 	for _, want := range []string{`"role":"escalation"`, `"name":"Ann"`, `"device":"key_`, `"cancelled_by":"sender"`,
 		`"cancelled_by":"sender","resolved_at":`, `"ok":true}`, `"status":"pending"}`} {
-		if !strings.Contains(string(out), want) {
+		if !strings.Contains(out, want) {
 			t.Errorf("the guide's output lacks %s:\n%s", want, out)
 		}
 	}
