@@ -1,13 +1,11 @@
 package server
 
 import (
-	"errors"
 	"net/http"
 
 	"github.com/julienschmidt/httprouter"
 
 	"github.com/heraldhq/herald/service"
-	"github.com/heraldhq/herald/store"
 )
 
 // handleChannelEscalations is GET /v1/channels/:id/escalations: the
@@ -39,10 +37,7 @@ func (s *Server) handleCancelAlert(w http.ResponseWriter, r *http.Request, p htt
 // nothing but the webhook token, as it polls.
 func (s *Server) handleSenderCancelAlert(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
 	ctx := r.Context()
-	ch, _, err := s.st.ChannelByToken(ctx, p.ByName("token"))
-	if errors.Is(err, store.ErrNotFound) {
-		return errInvalidToken("no channel has this webhook token")
-	}
+	ch, err := s.senderChannel(ctx, p.ByName("token"))
 	if err != nil {
 		return err
 	}

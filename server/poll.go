@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"net/http"
 
@@ -14,10 +15,7 @@ import (
 // answer once, with nothing but the webhook token.
 func (s *Server) handlePoll(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
 	ctx := r.Context()
-	ch, _, err := s.st.ChannelByToken(ctx, p.ByName("token"))
-	if errors.Is(err, store.ErrNotFound) {
-		return errInvalidToken("no channel has this webhook token")
-	}
+	ch, err := s.senderChannel(ctx, p.ByName("token"))
 	if err != nil {
 		return err
 	}
@@ -42,4 +40,14 @@ func (s *Server) handlePoll(w http.ResponseWriter, r *http.Request, p httprouter
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil
+}
+
+// senderChannel is the channel of a webhook token, for what a sender does
+// with nothing but the token besides sending: poll, cancel an alert.
+func (s *Server) senderChannel(ctx context.Context, token string) (*store.Channel, error) {
+	ch, _, err := s.st.ChannelByToken(ctx, token)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, errInvalidToken("no channel has this webhook token")
+	}
+	return ch, err
 }
