@@ -90,9 +90,7 @@ func (s *Service) Sweep(ctx context.Context) {
 // approval message is stored. Deadlines are in the database, so a restart
 // picks up where it left.
 func (s *Service) runApprovals(ctx context.Context) {
-	wake := s.st.Wakeup(store.TopicApprovals)
-	timer := time.NewTimer(time.Hour)
-	for {
+	s.untilDue(ctx, store.TopicApprovals, s.st.NextApprovalDeadline, func(ctx context.Context) {
 		res, err := s.ExpireApprovals(ctx)
 		if err != nil && ctx.Err() == nil {
 			s.log.Error("approvals: expire", "err", err)
@@ -100,56 +98,49 @@ func (s *Service) runApprovals(ctx context.Context) {
 		for _, r := range res {
 			s.log.Info("approval window closed", "message", r.MessageID, "status", r.Status, "approvals", r.Approvals)
 		}
-		wait := time.Minute
-		if next, ok, err := s.st.NextApprovalDeadline(ctx); err == nil && ok {
-			wait = min(max(next.Sub(s.now()), 10*time.Millisecond), time.Minute)
-		}
-		if _, live := schedule.Sleep(ctx, timer, wait, wake); !live {
-			return
-		}
-	}
+	})
 }
 
 // runScheduled delivers scheduled messages when they are due: it sleeps
-// until the earliest is due, at most a minute (another replica may have
-// stored an earlier one), or until a scheduled message is stored here.
+// until the earliest is due or until a scheduled message is stored here.
 // The times are in the database, so a restart picks up where it left.
 func (s *Service) runScheduled(ctx context.Context) {
-	wake := s.st.Wakeup(store.TopicScheduled)
-	timer := time.NewTimer(time.Hour)
-	for {
+	s.untilDue(ctx, store.TopicScheduled, s.st.NextScheduled, func(ctx context.Context) {
 		if n, err := s.ReleaseScheduled(ctx); err != nil && ctx.Err() == nil {
 			s.log.Error("scheduled: release", "err", err)
 		} else if n > 0 {
 			s.log.Debug("scheduled: released", "count", n)
 		}
-		wait := time.Minute
-		if next, ok, err := s.st.NextScheduled(ctx); err == nil && ok {
-			wait = min(max(next.Sub(s.now()), 10*time.Millisecond), time.Minute)
-		}
-		if _, live := schedule.Sleep(ctx, timer, wait, wake); !live {
-			return
-		}
-	}
+	})
 }
 
 // runAlerts moves urgent messages' alerts on when they are due (repeats,
-// escalations, expiries): it sleeps until the earliest is due, at most a
-// minute (another replica may have stored an earlier one), or until an
+// escalations, expiries): it sleeps until the earliest is due or until an
 // alert is stored here. Everything is in the database, so a restart picks
 // up where it left, and replicas share the work (store.SweepAlerts).
 func (s *Service) runAlerts(ctx context.Context) {
-	wake := s.st.Wakeup(store.TopicAlerts)
-	timer := time.NewTimer(time.Hour)
-	for {
+	s.untilDue(ctx, store.TopicAlerts, s.st.NextAlertDue, func(ctx context.Context) {
 		if r, err := s.SweepAlerts(ctx); err != nil && ctx.Err() == nil {
 			s.log.Error("alerts: sweep", "err", err)
 		} else if r.Claimed > 0 {
 			s.log.Debug("alerts: swept", "repeated", r.Repeated, "escalated", r.Escalated, "expired", r.Expired)
 		}
+	})
+}
+
+// untilDue runs work, then sleeps until next says the earliest thing is
+// due (at least 10 ms, at most a minute: another replica may have stored
+// an earlier one) or until a write here marks topic, and again, until ctx
+// ends.
+func (s *Service) untilDue(ctx context.Context, topic string, next func(context.Context) (time.Time, bool, error),
+	work func(context.Context)) {
+	wake := s.st.Wakeup(topic)
+	timer := time.NewTimer(time.Hour)
+	for {
+		work(ctx)
 		wait := time.Minute
-		if next, ok, err := s.st.NextAlertDue(ctx); err == nil && ok {
-			wait = min(max(next.Sub(s.now()), 10*time.Millisecond), time.Minute)
+		if t, ok, err := next(ctx); err == nil && ok {
+			wait = min(max(t.Sub(s.now()), 10*time.Millisecond), time.Minute)
 		}
 		if _, live := schedule.Sleep(ctx, timer, wait, wake); !live {
 			return
