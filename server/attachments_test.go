@@ -588,3 +588,56 @@ func TestAttachmentNtfyUpload(t *testing.T) {
 		t.Errorf("ntfy poll: %d %s", status, raw)
 	}
 }
+
+// TestAttachmentNtfyAttachFetched: ntfy's attach URL and Gotify's
+// bigImageUrl map onto a send's "attachment": the file is fetched and kept
+// as the message's picture, and ntfy's answer links it, signed. A file
+// that cannot be fetched leaves the message as ntfy and Gotify would send
+// it, with the link, and says why it was not fetched.
+func TestAttachmentNtfyAttachFetched(t *testing.T) {
+	pic := attPNG(t, 30, 20)
+	files := http.NewServeMux()
+	files.HandleFunc("/cam/snap.png", func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write(pic) })
+	srv := httptestServer(t, files) // anything else: 404
+	e := newTestEnv(t)
+	u := e.newUser("ntfyattach@example.com")
+	_, token := msgChannel(e, u, "Gate")
+
+	m, _ := ntfyPublish(t, e, 200, "PUT", "/"+token, []byte("Person at the gate"),
+		"X-Attach", srv.URL+"/cam/snap.png", "Filename", "gate.png")
+	if m.Message != "Person at the gate" || m.Attachment == nil || m.Attachment.Name != "gate.png" ||
+		m.Attachment.Type != "image/png" || m.Attachment.Size != int64(len(pic)) ||
+		!strings.HasPrefix(m.Attachment.URL, e.cfg.BaseURL+"/v1/attachments/att_") {
+		t.Fatalf("answer %+v, attachment %+v: want the fetched picture, linked and signed", m, m.Attachment)
+	}
+	lu, err := url.Parse(m.Attachment.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := attGet(t, e, lu.RequestURI(), ""); r.status != 200 || !bytes.Equal(r.body, pic) {
+		t.Errorf("signed link: %d, %d bytes", r.status, len(r.body))
+	}
+	if _, x := storedExtras(t, e, m.ID); x.Attach != "" || x.Attachment == nil || !x.Attachment.Image || x.Attachment.Width != 30 {
+		t.Errorf("stored attach %q, attachment %+v: want the picture kept, no link", x.Attach, x.Attachment)
+	}
+
+	gone := srv.URL + "/cam/gone.png"
+	m2, _ := ntfyPublish(t, e, 200, "PUT", "/"+token, []byte("Person at the gate"), "X-Attach", gone)
+	if m2.Attachment == nil || m2.Attachment.URL != gone {
+		t.Fatalf("answer attachment %+v: want the link that was not fetched", m2.Attachment)
+	}
+	if _, x := storedExtras(t, e, m2.ID); x.Attach != gone || x.Attachment == nil || x.Attachment.ID != "" ||
+		x.Attachment.Error != "not fetched: the server answered 404 Not Found" {
+		t.Errorf("stored attach %q, attachment %+v: want the link, saying why it was not fetched", x.Attach, x.Attachment)
+	}
+	if n := attCount(t, e, "attachments"); n != 1 {
+		t.Errorf("%d attachments stored, want the one fetched", n)
+	}
+
+	body := `{"message":"Motion","extras":{"client::notification":{"bigImageUrl":"` + srv.URL + `/cam/snap.png"}}}`
+	a, _ := gotifyPost(t, e, 200, "/message?token="+token, body, "Content-Type", "application/json")
+	id := e.do(200, "GET", "/v1/messages?limit=1", nil, u.Token).Body["messages"].([]any)[0].(map[string]any)["id"].(string)
+	if _, x := storedExtras(t, e, id); a.Message != "Motion" || x.Attachment == nil || x.Attachment.ID == "" || !x.Attachment.Image {
+		t.Errorf("Gotify's big image: answer %+v, stored attachment %+v: want the picture fetched and kept", a, x.Attachment)
+	}
+}

@@ -185,6 +185,10 @@ func gotifyPayload(ch *store.Channel, in *gotifyIn) (*service.SendPayload, int, 
 		if err := service.ValidHTTPURL("client::notification.bigImageUrl", pl.Attach); err != nil {
 			return nil, 0, err
 		}
+		// Fetched and kept as the message's picture when it can be; else
+		// the link, saying why (service.AttachmentRequest.Lenient).
+		pl.Attachment = &service.AttachmentRequest{URL: pl.Attach, Lenient: true}
+		pl.Attach = ""
 	}
 	return pl, priority, nil
 }

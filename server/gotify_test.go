@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/heraldhq/herald/service"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -125,12 +126,16 @@ func TestGotifyExtras(t *testing.T) {
 		t.Fatalf("answer extras %v, want them as sent", a.Extras)
 	}
 	pl, _, err := gotifyPayload(testChannel(), &gotifyIn{Message: ptrTo("m"), Extras: want["extras"].(map[string]any)})
-	if err != nil || !pl.Markdown || pl.Click != "https://cams.lan/door" || pl.Attach != "https://cams.lan/door.jpg" {
-		t.Fatalf("payload %+v, %v: want markdown, the click URL and the big image", pl, err)
+	if err != nil || !pl.Markdown || pl.Click != "https://cams.lan/door" || pl.Attachment == nil ||
+		*pl.Attachment != (service.AttachmentRequest{URL: "https://cams.lan/door.jpg", Lenient: true}) {
+		t.Fatalf("payload %+v, %v: want markdown, the click URL and the big image to fetch", pl, err)
 	}
+	// cams.lan is no host here: the picture is not fetched, and the
+	// message keeps its link, saying so.
 	id := e.do(200, "GET", "/v1/messages", nil, u.Token).Body["messages"].([]any)[0].(map[string]any)["id"].(string)
-	if _, x := storedExtras(t, e, id); !x.Markdown || x.Click != "https://cams.lan/door" || x.Attach != "https://cams.lan/door.jpg" {
-		t.Fatalf("stored extras %+v", x)
+	if _, x := storedExtras(t, e, id); !x.Markdown || x.Click != "https://cams.lan/door" || x.Attach != "https://cams.lan/door.jpg" ||
+		x.Attachment == nil || x.Attachment.URL != x.Attach || !strings.HasPrefix(x.Attachment.Error, "not fetched: ") {
+		t.Fatalf("stored extras %+v, attachment %+v", x, x.Attachment)
 	}
 }
 

@@ -105,7 +105,7 @@ func (s *Server) ntfyPublish(w http.ResponseWriter, r *http.Request, topic, sequ
 	}
 	a := ntfyAnswer(m, topic, p, pl)
 	if pl.Extras.Attachment != nil {
-		a.Attachment = s.ntfyAttachment(r.Context(), m, pl.Extras.Attachment, "")
+		a.Attachment = s.ntfyAttachment(r.Context(), m, pl.Extras.Attachment, pl.Attach)
 	}
 	writeJSON(w, http.StatusOK, a)
 	return nil
@@ -140,7 +140,8 @@ func (s *Server) sendChecked(r *http.Request, ch *store.Channel, pl *service.Sen
 // URL and with a body that is not text, the body is a file (up), named
 // "attachment" and its type's extension when it has no name, and the
 // message is the message parameter, else "You received a file: NAME".
-// With an attach URL, the body is the message, and the URL stays a link.
+// With an attach URL, the body is the message, and the file at the URL is
+// fetched and kept (else the URL stays a link).
 func ntfyPayload(ch *store.Channel, p *ntfy.Publish, body []byte) (*service.SendPayload, *service.Upload, error) {
 	var up *service.Upload
 	message := p.Message
@@ -167,14 +168,20 @@ func ntfyPayload(ch *store.Channel, p *ntfy.Publish, body []byte) (*service.Send
 	if err != nil {
 		return nil, nil, err
 	}
-	return &service.SendPayload{
+	pl := &service.SendPayload{
 		Title: &title, Body: message, Priority: ntfy.Level(p.Priority), Actions: actions,
 		Extras: service.Extras{
-			Tags: ntfy.EmojiTags(p.Tags), Click: p.Click, Icon: p.Icon, Attach: p.Attach, Markdown: p.Markdown,
+			Tags: ntfy.EmojiTags(p.Tags), Click: p.Click, Icon: p.Icon, Markdown: p.Markdown,
 			SequenceID: p.SequenceID, NtfyPriority: p.Priority,
 		},
 		DeliverAt: p.Delay, Ephemeral: p.NoCache, NoPush: p.NoFirebase,
-	}, up, nil
+	}
+	if p.Attach != "" {
+		// Fetched and kept, named by Filename, when it can be; else the
+		// link, as ntfy keeps it, saying why (service.AttachmentRequest).
+		pl.Attachment = &service.AttachmentRequest{URL: p.Attach, Name: p.Filename, Lenient: true}
+	}
+	return pl, up, nil
 }
 
 // heraldActions turns ntfy's actions into Herald's: view opens its URL (a

@@ -142,6 +142,13 @@ func TestNtfyPublish(t *testing.T) {
 		}
 		wantX := service.Extras{Tags: []string{"💾", "nas"}, Click: "https://nas.lan/", Icon: "https://nas.lan/i.png",
 			Attach: "https://nas.lan/shot.jpg", Markdown: true, SequenceID: "backup-1", NtfyPriority: 5}
+		// nas.lan is no host here: the picture is not fetched, and the
+		// message keeps its link, saying so.
+		if a := x.Attachment; a == nil || a.Name != "shot.jpg" || a.URL != "https://nas.lan/shot.jpg" ||
+			!strings.HasPrefix(a.Error, "not fetched: ") {
+			t.Errorf("stored attachment %+v: want the link not fetched", a)
+		}
+		x.Attachment = nil
 		if !reflect.DeepEqual(x, wantX) || sm.SequenceID != "backup-1" {
 			t.Fatalf("stored extras %+v (sequence %q), want %+v", x, sm.SequenceID, wantX)
 		}

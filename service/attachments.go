@@ -40,6 +40,11 @@ type Upload struct {
 type AttachmentRequest struct {
 	URL  string `json:"url"`
 	Name string `json:"name,omitempty"`
+	// Lenient is a link given through ntfy's attach or Gotify's
+	// bigImageUrl: fetched and kept like any other when it can be, and
+	// otherwise sent as the link it is, saying why it was not fetched
+	// (ntfy and Gotify take any link), instead of refused.
+	Lenient bool `json:"-"`
 }
 
 // checkAttachmentRequest validates a send's "attachment".

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 
 	"github.com/heraldhq/herald/netguard"
 	"github.com/heraldhq/herald/store"
@@ -31,25 +32,34 @@ func (s *Service) HoldUpload(ctx context.Context) (release func(), err error) {
 }
 
 // sendFetched stores the message p whose "attachment" names a file by URL:
-// fetched now and kept (attachments.fetch), or kept as a link.
+// fetched now and kept (attachments.fetch), or kept as a link. A lenient
+// request whose file cannot be fetched or kept goes out as its link.
 func (s *Service) sendFetched(ctx context.Context, ch *store.Channel, p *SendPayload) (*store.Message, error) {
-	if !s.opts.Attachments.Enabled {
-		return nil, attachmentsOff()
-	}
 	req := p.Attachment
 	name := req.Name
 	if name == "" {
 		name = nameFromURL(req.URL)
 	}
-	if !s.opts.Attachments.Fetch {
-		link := *p
-		link.Attachment = nil
-		link.Attach = req.URL
-		link.Extras.Attachment = &store.AttachmentInfo{Name: cleanName(name), URL: req.URL,
-			Error: "not fetched: this server keeps files named by URL as links (attachments.fetch = false)"}
-		return s.Send(ctx, ch, &link)
+	switch {
+	case !s.opts.Attachments.Enabled && req.Lenient:
+		return s.sendLink(ctx, ch, p, name, "")
+	case !s.opts.Attachments.Enabled:
+		return nil, attachmentsOff()
+	case !s.opts.Attachments.Fetch:
+		return s.sendLink(ctx, ch, p, name,
+			"not fetched: this server keeps files named by URL as links (attachments.fetch = false)")
 	}
-	if err := s.checkHost("attachment.url", req.URL); err != nil {
+	m, err := s.fetchAndSend(ctx, ch, p, name)
+	var refused *Error
+	if err != nil && req.Lenient && ctx.Err() == nil && errors.As(err, &refused) {
+		return s.sendLink(ctx, ch, p, name, notFetched(refused.Message))
+	}
+	return m, err
+}
+
+// fetchAndSend fetches the file of p's attachment and stores p with it.
+func (s *Service) fetchAndSend(ctx context.Context, ch *store.Channel, p *SendPayload, name string) (*store.Message, error) {
+	if err := s.checkHost("attachment.url", p.Attachment.URL); err != nil {
 		return nil, err
 	}
 	release, err := s.HoldUpload(ctx)
@@ -57,11 +67,37 @@ func (s *Service) sendFetched(ctx context.Context, ch *store.Channel, p *SendPay
 		return nil, err
 	}
 	defer release()
-	data, err := s.fetch(ctx, req.URL)
+	data, err := s.fetch(ctx, p.Attachment.URL)
 	if err != nil {
 		return nil, err
 	}
 	return s.sendFile(ctx, ch, p, &Upload{Name: name, Data: data})
+}
+
+// sendLink stores p with its attachment's URL as a link (attach_url), and,
+// when why is not empty, the attachment as one not fetched, for why.
+func (s *Service) sendLink(ctx context.Context, ch *store.Channel, p *SendPayload, name, why string) (*store.Message, error) {
+	url := p.Attachment.URL
+	p.Attachment = nil
+	p.Attach = url
+	if why != "" {
+		p.Extras.Attachment = &store.AttachmentInfo{Name: cleanName(name), URL: url, Error: why}
+	}
+	return s.Send(ctx, ch, p)
+}
+
+// notFetched is the note of a link kept because its file was refused, from
+// the refusal's message ("attachment.url: not fetched: ...", "attachment.url
+// is refused: ..." or any other).
+func notFetched(refusal string) string {
+	if rest, ok := strings.CutPrefix(refusal, "attachment.url is refused: "); ok {
+		return "not fetched: the address is refused: " + rest
+	}
+	refusal = strings.TrimPrefix(refusal, "attachment.url: ")
+	if strings.HasPrefix(refusal, "not fetched") {
+		return refusal
+	}
+	return "not fetched: " + refusal
 }
 
 // fetch GETs raw through the callbacks' address policy, within
