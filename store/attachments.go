@@ -69,12 +69,7 @@ func (s *Store) CreateMessageWithAttachment(ctx context.Context, m *Message, a *
 		if err := underQuota(tx, a.UserID, a.Size, quota); err != nil {
 			return err
 		}
-		if m.SequenceID != "" {
-			if err := s.deleteScheduled(tx, m.ChannelID, m.SequenceID); err != nil {
-				return err
-			}
-		}
-		if _, err := tx.ExecStmt(s.st.insertMessage, args...); err != nil {
+		if err := s.insertMessage(tx, m, args); err != nil {
 			return err
 		}
 		if _, err := tx.Exec(`INSERT INTO attachments (id, message_id, user_id, name, content_type, size, data, thumbnail,
@@ -82,11 +77,6 @@ func (s *Store) CreateMessageWithAttachment(ctx context.Context, m *Message, a *
 			a.ID, a.MessageID, a.UserID, a.Name, a.ContentType, a.Size, a.Data, nullBlob(thumb),
 			nullInt(a.Width), nullInt(a.Height), ms(a.CreatedAt)); err != nil {
 			return err
-		}
-		if m.Alert != nil {
-			if err := s.insertAlert(tx, m); err != nil {
-				return err
-			}
 		}
 		for _, t := range marks {
 			s.wake.mark(t)

@@ -145,9 +145,7 @@ func b2i(b bool) int {
 func (s *Store) CreateMessage(ctx context.Context, m *Message) error {
 	args, marks := s.prepareMessage(m)
 	insert := func(tx *writeTx) error {
-		// One statement: the messages_created trigger records the stream
-		// event and queues the push job (migrations 0007, 0026).
-		if _, err := tx.ExecStmt(s.st.insertMessage, args...); err != nil {
+		if err := s.insertMessage(tx, m, args); err != nil {
 			return err
 		}
 		for _, t := range marks {
@@ -159,25 +157,30 @@ func (s *Store) CreateMessage(ctx context.Context, m *Message) error {
 	if m.SequenceID == "" && m.Alert == nil {
 		err = s.insertRow(ctx, &rowWrite{ins: insertMessages, args: args, marks: marks}, insert)
 	} else {
-		// A message of a sequence replaces the sequence's message still
-		// waiting to be delivered, in the same commit; an urgent message's
-		// alert is stored with it.
-		err = s.update(ctx, func(tx *writeTx) error {
-			if m.SequenceID != "" {
-				if err := s.deleteScheduled(tx, m.ChannelID, m.SequenceID); err != nil {
-					return err
-				}
-			}
-			if err := insert(tx); err != nil {
-				return err
-			}
-			if m.Alert != nil {
-				return s.insertAlert(tx, m)
-			}
-			return nil
-		})
+		err = s.update(ctx, insert)
 	}
 	return s.createError(m, err)
+}
+
+// insertMessage stores m, prepared with args (prepareMessage), inside tx:
+// first, for a message of a sequence, the sequence's message still
+// waiting to be delivered that it replaces; then the message, in one
+// statement whose messages_created trigger records the stream event and
+// queues the push job (migrations 0007, 0026, 0027); then an urgent
+// message's alert.
+func (s *Store) insertMessage(tx *writeTx, m *Message, args []any) error {
+	if m.SequenceID != "" {
+		if err := s.deleteScheduled(tx, m.ChannelID, m.SequenceID); err != nil {
+			return err
+		}
+	}
+	if _, err := tx.ExecStmt(s.st.insertMessage, args...); err != nil {
+		return err
+	}
+	if m.Alert != nil {
+		return s.insertAlert(tx, m)
+	}
+	return nil
 }
 
 // createError is the error of a failed create of message m.
