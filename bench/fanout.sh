@@ -7,6 +7,8 @@
 #   PREV=<git ref> bash bench/fanout.sh         # compare with another commit
 #   ROUNDS=2 bash bench/fanout.sh               # every pair twice
 #   NTFY=1 bash bench/fanout.sh                 # also this build's ntfy JSON subscriptions
+#   NTFY_SERVER=/path/to/ntfy bash bench/fanout.sh  # and an ntfy server's, the same way
+#   NTFY_CACHE=memory NTFY_SERVER=... bash bench/fanout.sh  # that server keeping messages in memory
 #
 # Each run starts a fresh server on a copy of one prepared database (100
 # users, an API key and a channel each), opens the streams, weighs them idle,
@@ -23,6 +25,15 @@ streams_list=${STREAMS:-"10 200 1000 5000"}
 users_list=${USERS:-"1 100"}
 rounds=${ROUNDS:-1}
 ntfy=${NTFY:-0}
+ntfy_server=${NTFY_SERVER:-}
+ntfy_cache=${NTFY_CACHE:-file}
+if [[ -n $ntfy_server ]]; then
+	ntfy=1
+	"$ntfy_server" --help >/dev/null || {
+		echo "NTFY_SERVER=$ntfy_server does not run" >&2
+		exit 2
+	}
+fi
 rate=${RATE:-50}
 duration=${DURATION:-8s}
 prev=${PREV:-$(git merge-base HEAD main)}
@@ -79,6 +90,32 @@ max_streams     = 100000
 EOF
 }
 
+# start_ntfy data_dir: the ntfy server, anonymous topics, its cache in a
+# SQLite file as a homelab runs it (NTFY_CACHE=memory: in memory, ntfy's
+# default without a cache file), its per-visitor limits lifted (every
+# stream comes from 127.0.0.1).
+start_ntfy() {
+	local cache=(--cache-file "$1/cache.db")
+	if [[ $ntfy_cache == memory ]]; then cache=(); fi
+	mkdir -p "$1"
+	"$ntfy_server" serve --config /dev/null --listen-http "127.0.0.1:$port" --base-url "$base" \
+		"${cache[@]}" --log-level warn \
+		--visitor-subscription-limit 1000000 --visitor-request-limit-exempt-hosts 127.0.0.1 \
+		>>"$tmp/ntfy.log" 2>&1 &
+	herald_pid=$!
+	for i in $(seq 200); do
+		if curl -sf "$base/v1/health" >/dev/null 2>&1; then
+			return
+		fi
+		if ! kill -0 "$herald_pid" 2>/dev/null || [[ $i == 200 ]]; then
+			echo "ntfy did not start:" >&2
+			cat "$tmp/ntfy.log" >&2
+			exit 1
+		fi
+		sleep 0.1
+	done
+}
+
 start() { # binary data_dir
 	config "$2" >"$tmp/herald.toml"
 	"$1" --config "$tmp/herald.toml" serve >>"$tmp/herald.log" 2>&1 &
@@ -114,6 +151,8 @@ for i in $(seq 100); do
 	echo "$key $token" >>"$tmp/users.txt"
 done
 stop_herald
+# The ntfy server's topics are the same tokens, read without a key.
+awk '{print "-", $2}' "$tmp/users.txt" >"$tmp/users-ntfy.txt"
 
 mkdir -p "$root/bench/out"
 out="$root/bench/out/fanout-$(date +%Y%m%d-%H%M%S).jsonl"
@@ -125,16 +164,25 @@ for round in $(seq "$rounds"); do
 			order="prev new"
 			if ((flip % 2)); then order="new prev"; fi
 			flip=$((flip + 1))
-			# ntfy: this build again, its streams ntfy JSON subscriptions.
+			# ntfy: this build again, its streams ntfy JSON subscriptions
+			# and its sends ntfy publishes; ntfyd: the ntfy server, the same.
 			if [[ $ntfy == 1 ]]; then order="$order ntfy"; fi
+			if [[ -n $ntfy_server ]]; then order="$order ntfyd"; fi
 			for which in $order; do
 				rm -rf "$tmp/run"
-				cp -r "$tmp/template" "$tmp/run"
-				binary=$which flags=()
-				if [[ $which == ntfy ]]; then binary=new flags=(-ntfy); fi
-				start "$tmp/herald-$binary" "$tmp/run"
+				binary=$which flags=() users_file=$tmp/users.txt
+				case $which in
+				ntfy) binary=new flags=(-ntfy) ;;
+				ntfyd) flags=(-ntfy) users_file=$tmp/users-ntfy.txt ;;
+				esac
+				if [[ $which == ntfyd ]]; then
+					start_ntfy "$tmp/run"
+				else
+					cp -r "$tmp/template" "$tmp/run"
+					start "$tmp/herald-$binary" "$tmp/run"
+				fi
 				echo "round $round: $which, $n streams of $users users..." >&2
-				"$tmp/fanout" -url "$base" -pid "$herald_pid" -users "$tmp/users.txt" -n-users "$users" \
+				"$tmp/fanout" -url "$base" -pid "$herald_pid" -users "$users_file" -n-users "$users" \
 					-streams "$n" -rate "$rate" -duration "$duration" -label "$which" "${flags[@]}" | tee -a "$out"
 				stop_herald
 			done

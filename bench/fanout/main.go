@@ -1,7 +1,9 @@
 // Command fanout measures the live stream's fan-out: it opens N Server-Sent
 // Event streams (GET /v1/stream; with -ntfy, ntfy JSON subscriptions to
 // the users' channels) spread over some users, sends messages at a
-// fixed rate through the users' channels, and reports how many events
+// fixed rate through the users' channels (with -ntfy, as ntfy publishes:
+// POST /<token> with a Title header, so that the same run can target an
+// ntfy server, whose topics are the tokens), and reports how many events
 // arrived of how many expected, the latency from each send to each receipt
 // (p50/p99), the server's CPU per delivered event (from /proc/PID/stat) and
 // its memory per idle stream (RSS with the streams open minus before, from
@@ -62,7 +64,7 @@ func main() {
 	duration := flag.Duration("duration", 8*time.Second, "how long to send")
 	drain := flag.Duration("drain", 10*time.Second, "how long to wait for the last events after sending")
 	label := flag.String("label", "herald", "name of this run in the output")
-	ntfy := flag.Bool("ntfy", false, "open ntfy JSON subscriptions (GET /<token>/json) instead of GET /v1/stream")
+	ntfy := flag.Bool("ntfy", false, "open ntfy JSON subscriptions (GET /<token>/json) instead of GET /v1/stream, and publish as ntfy does (POST /<token>)")
 	cpuProfile := flag.String("cpuprofile", "", "write the generator's own CPU profile of the sending span to this file")
 	flag.Parse()
 	if err := run(*base, *pid, *usersFile, *streams, *nUsers, *rate, *duration, *drain, *label, *cpuProfile, *ntfy); err != nil {
@@ -149,7 +151,7 @@ func run(base string, pid int, usersFile string, nStreams, nUsers, rate int, dur
 		sends.Add(1)
 		go func() {
 			defer sends.Done()
-			if err := send(client, base, users[who].token, k); err != nil {
+			if err := send(client, base, users[who].token, k, ntfy); err != nil {
 				sendErrors.Add(1)
 			}
 		}()
@@ -203,10 +205,24 @@ func readUsers(path string, n int) ([]user, error) {
 	return out[:n], nil
 }
 
-// send posts message k, whose title carries the time it was sent.
-func send(c *http.Client, base, token string, k int) error {
-	body := fmt.Sprintf(`{"title":"fanout %d %d","body":"x"}`, k, time.Now().UnixNano())
-	res, err := c.Post(base+"/v1/send/"+token, "application/json", strings.NewReader(body))
+// send posts message k, whose title carries the time it was sent: to
+// POST /v1/send/{token}, or with ntfy to POST /<token> as ntfy's clients
+// publish, the title in a header and the body as it is.
+func send(c *http.Client, base, token string, k int, ntfy bool) error {
+	title := fmt.Sprintf("fanout %d %d", k, time.Now().UnixNano())
+	req, err := http.NewRequest(http.MethodPost, base+"/v1/send/"+token, strings.NewReader(`{"title":"`+title+`","body":"x"}`))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if ntfy {
+		req, err = http.NewRequest(http.MethodPost, base+"/"+token, strings.NewReader("x"))
+		if err != nil {
+			return err
+		}
+		req.Header.Set("Title", title)
+	}
+	res, err := c.Do(req)
 	if err != nil {
 		return err
 	}

@@ -68,7 +68,8 @@ var (
 
 // open connects stream i of user u and waits for ": connected" (ntfy:
 // the open event). An ntfy stream signs in as the ntfy app does for an
-// account without a password: Basic with the API key as the password.
+// account without a password: Basic with the API key as the password; a
+// user whose key is "-" (an ntfy server's anonymous topic) sends none.
 func (r *recorder) open(base string, u user, i int) error {
 	conn, err := net.Dial("tcp", base)
 	if err != nil {
@@ -77,8 +78,11 @@ func (r *recorder) open(base string, u user, i int) error {
 	fail := func(err error) error { conn.Close(); return fmt.Errorf("stream %d: %w", i, err) }
 	req := fmt.Sprintf("GET /v1/stream HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nAccept: text/event-stream\r\n\r\n", base, u.key)
 	if r.ntfy {
-		req = fmt.Sprintf("GET /%s/json HTTP/1.1\r\nHost: %s\r\nAuthorization: Basic %s\r\n\r\n",
-			u.token, base, base64.StdEncoding.EncodeToString([]byte(":"+u.key)))
+		auth := ""
+		if u.key != "-" {
+			auth = "Authorization: Basic " + base64.StdEncoding.EncodeToString([]byte(":"+u.key)) + "\r\n"
+		}
+		req = fmt.Sprintf("GET /%s/json HTTP/1.1\r\nHost: %s\r\n%s\r\n", u.token, base, auth)
 	}
 	if _, err := io.WriteString(conn, req); err != nil {
 		return fail(err)

@@ -67,6 +67,29 @@ func main() {
 			n.P99ms/p.P99ms, n.CPUPerEvent/p.CPUPerEvent)
 	}
 	ntfyTable(order, runs)
+	ntfyServerTable(order, runs)
+}
+
+// ntfyServerTable prints, when the runs have them (NTFY_SERVER=...), the
+// ntfy server beside this build's ntfy subscriptions: the same
+// subscriptions and the same publishes, one server against the other.
+func ntfyServerTable(order []scenario, runs map[scenario]map[string][]result) {
+	header := false
+	for _, k := range order {
+		h, okH := median(runs[k]["ntfy"])
+		d, okD := median(runs[k]["ntfyd"])
+		if !okH || !okD {
+			continue
+		}
+		if !header {
+			fmt.Println()
+			fmt.Println("| users | streams | new, ntfy JSON subscriptions | ntfy server | new/ntfy p99 | new/ntfy CPU/event |")
+			fmt.Println("|---|---|---|---|---|---|")
+			header = true
+		}
+		fmt.Printf("| %d | %d | %s | %s | %.2f | %.2f |\n", k.users, k.streams, cell(h), cell(d),
+			h.P99ms/d.P99ms, h.CPUPerEvent/d.CPUPerEvent)
+	}
 }
 
 // ntfyTable prints, when the runs have them (NTFY=1), the new build's ntfy
