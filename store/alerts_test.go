@@ -325,3 +325,58 @@ func TestReplicasSweepAlertsOnce(t *testing.T) {
 		t.Fatalf("repeated %d, push jobs %d, repeats counted %d; want %d each", total, jobs, repeats, n)
 	}
 }
+
+// TestAlertEscalatedFindsBySearch: a person an urgent message escalated
+// to finds it by search, as they find it in their list; another user
+// on the channel's escalation list whom it never reached does not.
+func TestAlertEscalatedFindsBySearch(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		f := newAlertFixture(t, dsn)
+		start := f.clock.Now()
+		m := f.send(NewAlert{Repeat: 2 * time.Minute, Expire: 10 * time.Minute, EscalateAfter: time.Minute}, nil)
+		if _, err := f.s.IndexForSearch(ctx, 100); err != nil {
+			t.Fatal(err)
+		}
+		find := func(q MessageQuery) []string {
+			t.Helper()
+			q.Limit = 10
+			page, err := f.s.ListMessages(ctx, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ids []string
+			for _, got := range page.Messages {
+				ids = append(ids, got.ID)
+			}
+			return ids
+		}
+		if got := find(MessageQuery{UserID: f.bob.ID, Search: "disk"}); len(got) != 0 {
+			t.Fatalf("bob's search before the escalation = %v, want nothing", got)
+		}
+		var notices []string
+		f.clock.Set(start.Add(time.Minute))
+		if got := f.sweep(&notices); got.Escalated != 1 {
+			t.Fatalf("sweep = %+v", got)
+		}
+		for _, q := range []MessageQuery{
+			{UserID: f.bob.ID, Approver: f.bob.ID},
+			{UserID: f.bob.ID, Search: "disk"},
+			{UserID: f.bob.ID, Search: "fail*", ReaderEmail: f.bob.Email},
+			{UserID: f.bob.ID, Approver: f.bob.ID, Search: "disk"},
+		} {
+			if got := find(q); len(got) != 1 || got[0] != m.ID {
+				t.Errorf("%+v finds %v, want %s", q, got, m.ID)
+			}
+		}
+		if got := find(MessageQuery{UserID: f.ann.ID, Search: "disk"}); len(got) != 1 {
+			t.Errorf("the owner's search finds %v", got)
+		}
+		// carol is on the list by email but never accepted, so the alert
+		// never reached her: the index names her, her search finds nothing.
+		carol := f.user("carol@example.com")
+		if got := find(MessageQuery{UserID: carol.ID, Search: "disk", ReaderEmail: carol.Email}); len(got) != 0 {
+			t.Errorf("carol's search finds %v, want nothing", got)
+		}
+	})
+}

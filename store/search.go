@@ -154,6 +154,15 @@ func newSearchReaders(base, path string) (*sql.DB, error) {
 	return sql.OpenDB(attached{Connector: conn, path: path, schema: "search", cacheKiB: 512}), nil
 }
 
+// searchReaders: the index holds, as each message's readers, who may
+// find it by search: the channel's owner, the entries of its approval rule
+// as written (user ids or email addresses), and for an urgent message every
+// entry of the channel's escalation list and the account it resolved to,
+// since any of them may be reached later, when the message is long indexed.
+// The index only narrows a search: a reader other than the owner keeps a
+// match only when message_approvers lists them for it (searchWalk), which
+// an approval's acceptance or an alert's escalation does.
+
 // searchMark is how far the index got (search_state).
 type searchMark struct {
 	position int64 // every message up to this rowid is indexed
@@ -310,10 +319,13 @@ func (s *Store) indexRound(ctx context.Context, n int) (steps int, prune int64, 
 		}
 		if count > 0 {
 			// A message whose channel is gone is not searched: the join
-			// leaves it out, and the mark passes it.
+			// leaves it out, and the mark passes it. An urgent message's
+			// readers include the channel's escalation list (searchReaders).
 			if _, err := t.Exec(`INSERT INTO main.messages_fts (rowid, title, body, readers, channel)
 				SELECT m.rowid, m.title, m.body,
-					c.user_id || COALESCE((SELECT ' ' || group_concat(j.value, ' ') FROM json_each(m.approval, '$.approvers') j), ''),
+					c.user_id || COALESCE((SELECT ' ' || group_concat(j.value, ' ') FROM json_each(m.approval, '$.approvers') j), '')
+						|| CASE WHEN m.priority = 'urgent' THEN COALESCE((SELECT ' ' || group_concat(e.entry || COALESCE(' ' || e.user_id, ''), ' ')
+							FROM src.channel_escalations e WHERE e.channel_id = m.channel_id), '') ELSE '' END,
 					m.channel_id
 				FROM src.messages m JOIN src.channels c ON c.id = m.channel_id
 				WHERE m.rowid > ? AND m.rowid <= ?`, mark.position, last.Int64); err != nil {
@@ -417,9 +429,13 @@ func (s *Store) indexBatchPG(ctx context.Context, n int) (int64, error) {
 		return 0, err // nothing new: another replica's indexer was first
 	}
 	// herald_words (the PostgreSQL schema) splits as searchWordsPG does.
+	// An urgent message's readers include the channel's escalation list
+	// (searchReaders).
 	res, err := tx.ExecContext(ctx, `INSERT INTO messages_fts (rowid, words, readers, channel)
 		SELECT m.rowid, herald_words(m.title || ' ' || m.body),
-			ARRAY[c.user_id] || ARRAY(SELECT j.value FROM `+s.dialect.approvers("m")+` WHERE j.value IS NOT NULL),
+			ARRAY[c.user_id] || ARRAY(SELECT j.value FROM `+s.dialect.approvers("m")+` WHERE j.value IS NOT NULL)
+				|| ARRAY(SELECT v.r FROM channel_escalations e CROSS JOIN LATERAL (VALUES (e.entry), (e.user_id)) AS v(r)
+					WHERE m.priority = 'urgent' AND e.channel_id = m.channel_id AND v.r IS NOT NULL),
 			m.channel_id
 		FROM messages m JOIN channels c ON c.id = m.channel_id
 		WHERE m.rowid > ? AND m.rowid <= ?
