@@ -3,6 +3,7 @@ package delivery
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"slices"
@@ -80,7 +81,7 @@ func NewPusher(st *store.Store, d *push.Dispatcher, cfg PushConfig, opts Options
 	p := &Pusher{st: st, d: d, log: opts.Logger, now: opts.Now, cfg: cfg, hosts: newCircuit(opts.Now),
 		outcomes: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "herald_pushes_total",
-			Help: "Push notifications by platform and outcome: sent, retry, deferred, held (quiet hours), failed, deactivated, skipped.",
+			Help: "Push notifications by platform and outcome: sent, retry, deferred, held (quiet hours), settled (answered before a retry or held push was due), failed, deactivated, skipped.",
 		}, []string{"platform", "outcome"})}
 	if opts.Registry != nil {
 		opts.Registry.MustRegister(p.outcomes)
@@ -124,6 +125,17 @@ func (p *Pusher) process(ctx context.Context, job store.PushJob) {
 	devices, err := p.st.PushTargets(ctx, job.MessageID, job.DeviceID, kind)
 	if err != nil {
 		p.log.Error("push: recipients", "message", job.MessageID, "err", err)
+		return
+	}
+	if job.DeviceID != "" && kind == store.PushMessage && settled(m) {
+		// A retry, or a push held by quiet hours, that comes due after
+		// the question was settled: its buttons would ask it again.
+		for _, dev := range devices {
+			p.outcomes.WithLabelValues(dev.Platform, "settled").Inc()
+			p.log.Debug("push: message settled meanwhile; not pushed", "device", dev.ID, "message", m.ID,
+				"state", m.State, "approval", m.ApprovalStatus)
+		}
+		p.finish(ctx, job, nil)
 		return
 	}
 	n := push.Notification{MessageID: m.ID, ChannelID: m.ChannelID, Title: m.Title, Body: m.Body,
@@ -311,6 +323,24 @@ func (p *Pusher) finish(ctx context.Context, job store.PushJob, retries []store.
 	if err := p.st.FinishPushJob(fctx, job, retries); err != nil {
 		p.log.Error("push: finish job", "job", job.ID, "err", err)
 	}
+}
+
+// settled reports whether m, a question, no longer waits for its answer:
+// it has buttons or an approval rule, and it was answered, its answer
+// read or expired, its callback failed, or its approval resolved. A
+// message without buttons is news, never settled.
+func settled(m *store.Message) bool {
+	if m.ApprovalStatus != "" {
+		return true
+	}
+	return m.State != store.StatePending && (m.Approval != nil || hasActions(m.Actions))
+}
+
+// hasActions reports whether stored actions are a list of any ("[]" and
+// none are not).
+func hasActions(actions json.RawMessage) bool {
+	var list []json.RawMessage
+	return json.Unmarshal(actions, &list) == nil && len(list) > 0
 }
 
 // withExtras adds to n what m carries beside its text: its sequence's

@@ -23,6 +23,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/heraldhq/herald/internal/googletest"
 	"github.com/heraldhq/herald/internal/pgtest"
 	"github.com/heraldhq/herald/internal/testkit"
@@ -279,6 +281,8 @@ type pwEnv struct {
 	ch    *store.Channel
 	ann   *store.User  // owns the channel
 	logs  lockedBuffer // what the Pusher logged
+	// registry, when set, is where the Pusher registers its metrics.
+	registry prometheus.Registerer
 }
 
 func newPWEnv(t *testing.T) *pwEnv {
@@ -344,7 +348,8 @@ func (e *pwEnv) run(d *push.Dispatcher) (stop func()) {
 // runWith is run with the pusher's configuration cfg.
 func (e *pwEnv) runWith(d *push.Dispatcher, cfg PushConfig) (stop func()) {
 	e.t.Helper()
-	p := NewPusher(e.st, d, cfg, Options{Now: e.clock.Now, Logger: slog.New(slog.NewTextHandler(&e.logs, nil))})
+	p := NewPusher(e.st, d, cfg, Options{Now: e.clock.Now, Logger: slog.New(slog.NewTextHandler(&e.logs, nil)),
+		Registry: e.registry})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- p.Run(ctx) }()

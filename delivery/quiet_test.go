@@ -2,9 +2,17 @@ package delivery
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/heraldhq/herald/push"
+	"github.com/heraldhq/herald/service"
 	"github.com/heraldhq/herald/store"
 )
 
@@ -165,5 +173,124 @@ func TestPusherQuietHours(t *testing.T) {
 	e.wantPushes(android, urgent, held, silent)
 	if p := e.fakes.webPayloads(web)[2]; p["message_id"] != silent || p["silent"] != true {
 		t.Errorf("web payload in silent mode = %v, want message %s marked silent", p, silent)
+	}
+}
+
+// TestPusherQuietHoursSettled: pushes held by quiet hours in hold mode
+// whose question is settled before the hours end (buttons answered, an
+// approval resolved) reach no device at 07:00 and leave no job; a message
+// without buttons, held the same way, is pushed at 07:00. A browser is
+// told of each answer at once (an update push, which replaces only a
+// notification it shows), never of the question.
+func TestPusherQuietHoursSettled(t *testing.T) {
+	e := newPWEnv(t)
+	reg := prometheus.NewRegistry()
+	e.registry = reg
+	svc := service.New(e.st, service.Options{Now: e.clock.Now})
+	e.clock.Set(at(t, "Europe/Berlin", "2026-01-15 23:00"))
+	morning := at(t, "Europe/Berlin", "2026-01-16 07:00")
+	_, ios := e.device(e.ann, "ios", "ann-iphone")
+	_, android := e.device(e.ann, "android", "ann-pixel")
+	_, web := e.device(e.ann, "web", "ann-firefox")
+	rule := e.approvers(e.ann)
+	e.quietHours(e.ann, store.QuietHours{Enabled: true, Start: "22:00", End: "07:00", TimeZone: "Europe/Berlin", Mode: store.QuietHold})
+	e.run(e.fakes.dispatcher(true, true, true))
+
+	question := e.message("restart nginx?", func(m *store.Message) {
+		m.Actions = json.RawMessage(`[{"type":"button","key":"restart","label":"Restart"},{"type":"button","key":"leave","label":"Leave it"}]`)
+	})
+	approval := e.message("deploy to prod?", func(m *store.Message) { m.Approval = rule })
+	news := e.message("nightly backup done")
+	held := func(what string) {
+		e.waitFor(what, func() bool {
+			next, ok := e.nextPush()
+			return ok && next.Equal(morning) && e.inFlight() == 0
+		})
+	}
+	held("the held pushes")
+	if got := e.fakes.total(); got != 0 {
+		t.Fatalf("pushes during quiet hours: %v", e.fakes.snapshot())
+	}
+
+	ctx := context.Background()
+	if a, err := svc.Respond(ctx, e.ann, question, "restart", nil); err != nil || a.Status != store.StateSubmitted {
+		t.Fatalf("answer the question: %+v, %v", a, err)
+	}
+	if a, err := svc.Respond(ctx, e.ann, approval, service.ActionApprove, nil); err != nil || a.ApprovalStatus != store.ApprovalApproved {
+		t.Fatalf("approve: %+v, %v", a, err)
+	}
+	held("the answers' update pushes")
+
+	e.clock.Set(morning)
+	e.st.Poke(store.TopicPush)
+	e.waitIdle("the held pushes at 07:00", func() bool {
+		return slices.Contains(e.fakes.pushes(ios), news) && slices.Contains(e.fakes.pushes(android), news)
+	})
+	e.wantPushes(ios, news)
+	e.wantPushes(android, news)
+	var shown []string
+	for _, p := range e.fakes.webPayloads(web) {
+		if p["type"] != push.KindUpdate {
+			shown = append(shown, fmt.Sprint(p["message_id"]))
+		}
+	}
+	if strings.Join(shown, ",") != news {
+		t.Errorf("the browser was shown %v, want only %s", shown, news)
+	}
+	if got := pushOutcomes(t, reg, "settled"); got != 6 {
+		t.Errorf("%v settled pushes counted, want 6 (two messages, three devices)", got)
+	}
+}
+
+// pushOutcomes is the count of herald_pushes_total with outcome, summed
+// over the platforms.
+func pushOutcomes(t *testing.T, reg *prometheus.Registry, outcome string) float64 {
+	t.Helper()
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0.0
+	for _, f := range families {
+		if f.GetName() != "herald_pushes_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "outcome" && l.GetValue() == outcome {
+					n += m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return n
+}
+
+// TestSettled: which messages no longer wait for an answer, so that a held
+// or retried push of them is dropped.
+func TestSettled(t *testing.T) {
+	buttons := json.RawMessage(`[{"type":"button","key":"ok","label":"OK"}]`)
+	rule := &store.ApprovalRule{RequiredCount: 1}
+	tests := []struct {
+		name string
+		m    store.Message
+		want bool
+	}{
+		{"buttons, pending", store.Message{State: store.StatePending, Actions: buttons}, false},
+		{"buttons, submitted", store.Message{State: store.StateSubmitted, Actions: buttons}, true},
+		{"buttons, already read", store.Message{State: store.StateAlreadyRead, Actions: buttons}, true},
+		{"buttons, expired", store.Message{State: store.StateExpired, Actions: buttons}, true},
+		{"buttons, failed", store.Message{State: store.StateFailed, Actions: buttons}, true},
+		{"plain, pending", store.Message{State: store.StatePending, Actions: json.RawMessage("[]")}, false},
+		{"plain, not pending", store.Message{State: store.StateExpired, Actions: json.RawMessage(" [ ] ")}, false},
+		{"no actions stored", store.Message{State: store.StateSubmitted}, false},
+		{"approval open", store.Message{State: store.StatePending, Actions: json.RawMessage("[]"), Approval: rule}, false},
+		{"approval resolved", store.Message{State: store.StateSubmitted, Approval: rule, ApprovalStatus: store.ApprovalApproved}, true},
+		{"approval expired", store.Message{State: store.StateExpired, Approval: rule, ApprovalStatus: store.ApprovalExpired}, true},
+	}
+	for _, tt := range tests {
+		if got := settled(&tt.m); got != tt.want {
+			t.Errorf("%s: settled = %v, want %v", tt.name, got, tt.want)
+		}
 	}
 }
