@@ -28,20 +28,12 @@ const emptyMessage = "triggered"
 // and GET/PUT/POST /<topic>/publish|send|trigger: parameters in headers or
 // the query, the message in the body (or the message parameter).
 func (s *Server) handleNtfyPublish(w http.ResponseWriter, r *http.Request, topic, sequenceID string) {
-	if s.uploadLimit > 0 && ntfyUpload(r) {
-		// Maybe a file: its place in memory is held before it is read.
-		release, err := s.svc.HoldUpload(r.Context())
-		if err != nil {
-			s.writeNtfyError(w, r, err)
-			return
-		}
-		defer release()
-	}
-	body, err := readBody(r)
+	body, release, err := s.readNtfyBody(r)
 	if err != nil {
-		s.writeNtfyError(w, r, bodyError(err))
+		s.writeNtfyError(w, r, err)
 		return
 	}
+	defer release()
 	if err := s.ntfyPublish(w, r, topic, sequenceID, ntfyRequest(r, r.Header), body); err != nil {
 		s.writeNtfyError(w, r, err)
 	}
