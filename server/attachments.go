@@ -18,9 +18,10 @@ import (
 
 // Files sent with a message (docs/sending.md): POST /v1/send/{token} as
 // multipart/form-data (part payload, the JSON message; part file, the
-// file), and ntfy's upload (PUT /<token> with a Filename, or a binary
-// body). Those requests may be max_file_size + uploadOverhead bytes long;
-// every other request keeps the limit of maxBody.
+// file), and ntfy's publish to a topic, whose body may be a file (one with
+// a Filename, one that is not text, or text too long for a message).
+// Those requests may be max_file_size + uploadOverhead bytes long; every
+// other request keeps the limit of maxBody.
 
 // uploadOverhead is what a send with a file may carry beside the file: its
 // JSON and the multipart framing.
@@ -46,7 +47,7 @@ func (s *Server) bodyLimit(r *http.Request) int64 {
 		}
 		return maxBody
 	}
-	if ntfyUpload(r) {
+	if ntfyTopicPath(p) {
 		return s.uploadLimit
 	}
 	return maxBody
@@ -58,31 +59,62 @@ func isMultipart(r *http.Request) bool {
 	return len(ct) == 1 && len(ct[0]) >= 19 && strings.EqualFold(ct[0][:19], "multipart/form-data")
 }
 
-// ntfyUpload reports whether r may be an ntfy publish of a file: to a
-// topic's path (not Herald's own API), with a file name, or with a body
-// whose declared type is not text.
-func ntfyUpload(r *http.Request) bool {
-	p := r.URL.Path
-	if len(p) < 2 || strings.HasPrefix(p, "/v1/") || strings.HasPrefix(p, "/auth/") || p == "/message" {
-		return false
-	}
-	h := r.Header
-	for _, k := range [...]string{"X-Filename", "Filename", "File", "F"} {
-		if len(h[k]) > 0 {
-			return true
-		}
-	}
-	if q := r.URL.RawQuery; q != "" {
-		for _, k := range [...]string{"filename=", "file=", "f=", "x-filename="} {
-			if strings.HasPrefix(q, k) || strings.Contains(q, "&"+k) {
-				return true
-			}
-		}
-	}
-	ct := h.Get("Content-Type")
-	return ct != "" && !strings.HasPrefix(ct, "text/") && !strings.HasPrefix(ct, "application/json") &&
-		!strings.HasPrefix(ct, "application/x-www-form-urlencoded")
+// ntfyTopicPath reports whether a request to path may be an ntfy publish
+// to a topic, and so carry a file: not the JSON publish to /, nor Herald's
+// own API, nor Gotify's /message.
+func ntfyTopicPath(path string) bool {
+	return len(path) >= 2 && !strings.HasPrefix(path, "/v1/") && !strings.HasPrefix(path, "/auth/") && path != "/message"
 }
+
+// readNtfyBody reads an ntfy publish's body, which may be a file up to the
+// upload limit (r.Body is a MaxBytesReader of bodyLimit). Up to maxBody
+// is read as any body is; a body larger than that first takes one of the
+// places for a file in memory (HoldUpload), so that a small publish never
+// waits for one. release gives the place back; it is never nil. err is
+// HoldUpload's, or bodyError's.
+func (s *Server) readNtfyBody(r *http.Request) (body []byte, release func(), err error) {
+	n := r.ContentLength
+	if s.uploadLimit == 0 || (n >= 0 && n <= maxBody) {
+		if body, err = readBody(r); err != nil {
+			return nil, nil, bodyError(err)
+		}
+		return body, noRelease, nil
+	}
+	var head []byte
+	if n < 0 {
+		// Of unknown length: up to maxBody is read without a place.
+		if head, err = io.ReadAll(io.LimitReader(r.Body, maxBody+1)); err != nil {
+			return nil, nil, bodyError(err)
+		}
+		if len(head) <= maxBody {
+			return head, noRelease, nil
+		}
+	}
+	if n > s.uploadLimit {
+		return nil, nil, &http.MaxBytesError{Limit: s.uploadLimit} // outer refuses it first
+	}
+	if release, err = s.svc.HoldUpload(r.Context()); err != nil {
+		return nil, nil, err
+	}
+	if n > maxBody {
+		// Its length declared (at most the limit, or outer refused it):
+		// read into a buffer of that size, with no copies as it grows.
+		body = make([]byte, n)
+		_, err = io.ReadFull(r.Body, body)
+	} else {
+		buf := bytes.NewBuffer(head)
+		_, err = buf.ReadFrom(r.Body)
+		body = buf.Bytes()
+	}
+	if err != nil {
+		release()
+		return nil, nil, bodyError(err)
+	}
+	return body, release, nil
+}
+
+// noRelease is the release of a body read without a place in memory.
+func noRelease() {}
 
 // sendMultipart is handleSend for a multipart body: the payload part read
 // as the JSON body would be, the file part kept with the message.

@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"path"
@@ -27,20 +28,12 @@ const emptyMessage = "triggered"
 // and GET/PUT/POST /<topic>/publish|send|trigger: parameters in headers or
 // the query, the message in the body (or the message parameter).
 func (s *Server) handleNtfyPublish(w http.ResponseWriter, r *http.Request, topic, sequenceID string) {
-	if s.uploadLimit > 0 && ntfyUpload(r) {
-		// Maybe a file: its place in memory is held before it is read.
-		release, err := s.svc.HoldUpload(r.Context())
-		if err != nil {
-			s.writeNtfyError(w, r, err)
-			return
-		}
-		defer release()
-	}
-	body, err := readBody(r)
+	body, release, err := s.readNtfyBody(r)
 	if err != nil {
-		s.writeNtfyError(w, r, bodyError(err))
+		s.writeNtfyError(w, r, err)
 		return
 	}
+	defer release()
 	if err := s.ntfyPublish(w, r, topic, sequenceID, ntfyRequest(r, r.Header), body); err != nil {
 		s.writeNtfyError(w, r, err)
 	}
@@ -95,7 +88,7 @@ func (s *Server) ntfyPublish(w http.ResponseWriter, r *http.Request, topic, sequ
 	if sequenceID != "" {
 		p.SequenceID = sequenceID // the path's, as ntfy takes it
 	}
-	pl, up, err := ntfyPayload(ch, p, body)
+	pl, up, err := ntfyPayload(ch, p, body, s.uploadLimit > 0)
 	if err != nil {
 		return err
 	}
@@ -137,21 +130,35 @@ func (s *Server) sendChecked(r *http.Request, ch *store.Channel, pl *service.Sen
 // emoji, and view and http actions become url and http actions.
 //
 // As ntfy: with a file name (Filename, ?filename=), or without an attach
-// URL and with a body that is not text, the body is a file (up), named
-// "attachment" and its type's extension when it has no name, and the
-// message is the message parameter, else "You received a file: NAME".
-// With an attach URL, the body is the message, and the file at the URL is
-// fetched and kept (else the URL stays a link).
-func ntfyPayload(ch *store.Channel, p *ntfy.Publish, body []byte) (*service.SendPayload, *service.Upload, error) {
+// URL and with a body that is not text or is text longer than a message
+// may be (service.MaxBodyChars characters once trimmed), the body is a
+// file (up), named "attachment" and its type's extension when it has no
+// name ("attachment.txt" for text), and the message is the message
+// parameter, else "You received a file: NAME". files is false while
+// attachments are off: a text body too long for a message is then
+// refused, naming the limit. With an attach URL, the body is the message,
+// and the file at the URL is fetched and kept (else the URL stays a link).
+func ntfyPayload(ch *store.Channel, p *ntfy.Publish, body []byte, files bool) (*service.SendPayload, *service.Upload, error) {
 	var up *service.Upload
 	message := p.Message
+	binary := !utf8.Valid(body) || bytes.IndexByte(body, 0) >= 0
+	long := 0 // the characters of a text body too long for a message
+	if !binary && len(body) > service.MaxBodyChars {
+		if n := utf8.RuneCount(bytes.TrimSpace(body)); n > service.MaxBodyChars {
+			long = n
+		}
+	}
 	switch {
-	case p.Attach == "" && (p.Filename != "" || !utf8.Valid(body) || bytes.IndexByte(body, 0) >= 0):
+	case p.Attach == "" && long > 0 && p.Filename == "" && !files:
+		return nil, nil, &ntfy.ParamError{Code: ntfy.CodeBadRequest, Msg: fmt.Sprintf(
+			"the body is %d characters, and a message may have at most %d; a longer body is kept as a file, "+
+				"and this server takes no files (attachments.enabled = false): send a shorter message", long, service.MaxBodyChars)}
+	case p.Attach == "" && (p.Filename != "" || binary || long > 0):
 		up = &service.Upload{Name: service.AttachmentName(p.Filename, body), Data: body}
 		if message == "" {
 			message = "You received a file: " + up.Name
 		}
-	case !utf8.Valid(body) || bytes.IndexByte(body, 0) >= 0:
+	case binary:
 		return nil, nil, &ntfy.ParamError{Code: ntfy.CodeMessageNotUTF8,
 			Msg: "the body must be UTF-8 text when attach (X-Attach) names the file; to send the file itself, give it a Filename"}
 	case len(body) > 0:
