@@ -103,13 +103,19 @@ start_ntfy() {
 		--visitor-subscription-limit 1000000 --visitor-request-limit-exempt-hosts 127.0.0.1 \
 		>>"$tmp/ntfy.log" 2>&1 &
 	herald_pid=$!
+	wait_up /v1/health ntfy "$tmp/ntfy.log"
+}
+
+# wait_up PATH NAME LOG: waits until the server just started ($herald_pid)
+# answers PATH, or fails showing its LOG.
+wait_up() {
 	for i in $(seq 200); do
-		if curl -sf "$base/v1/health" >/dev/null 2>&1; then
+		if curl -sf "$base$1" >/dev/null 2>&1; then
 			return
 		fi
 		if ! kill -0 "$herald_pid" 2>/dev/null || [[ $i == 200 ]]; then
-			echo "ntfy did not start:" >&2
-			cat "$tmp/ntfy.log" >&2
+			echo "$2 did not start:" >&2
+			cat "$3" >&2
 			exit 1
 		fi
 		sleep 0.1
@@ -120,17 +126,7 @@ start() { # binary data_dir
 	config "$2" >"$tmp/herald.toml"
 	"$1" --config "$tmp/herald.toml" serve >>"$tmp/herald.log" 2>&1 &
 	herald_pid=$!
-	for i in $(seq 200); do
-		if curl -sf "$base/healthz" >/dev/null 2>&1; then
-			return
-		fi
-		if ! kill -0 "$herald_pid" 2>/dev/null || [[ $i == 200 ]]; then
-			echo "herald did not start:" >&2
-			cat "$tmp/herald.log" >&2
-			exit 1
-		fi
-		sleep 0.1
-	done
+	wait_up /healthz herald "$tmp/herald.log"
 }
 
 # The prepared database, made by the previous build (the newer one migrates

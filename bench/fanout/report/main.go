@@ -66,50 +66,33 @@ func main() {
 		fmt.Printf("| %d | %d | %s | %s | %.2f | %.2f |\n", k.users, k.streams, cell(p), cell(n),
 			n.P99ms/p.P99ms, n.CPUPerEvent/p.CPUPerEvent)
 	}
-	ntfyTable(order, runs)
-	ntfyServerTable(order, runs)
+	// NTFY=1: the new build's ntfy JSON subscriptions beside its native
+	// streams. NTFY_SERVER=...: an ntfy server beside those subscriptions,
+	// the same subscriptions and publishes, one server against the other.
+	pairTable(order, runs, "new", "ntfy",
+		"| users | streams | new, GET /v1/stream | new, ntfy JSON subscriptions | ntfy/native p99 | ntfy/native CPU/event |")
+	pairTable(order, runs, "ntfyd", "ntfy",
+		"| users | streams | ntfy server | new, ntfy JSON subscriptions | new/ntfy p99 | new/ntfy CPU/event |")
 }
 
-// ntfyServerTable prints, when the runs have them (NTFY_SERVER=...), the
-// ntfy server beside this build's ntfy subscriptions: the same
-// subscriptions and the same publishes, one server against the other.
-func ntfyServerTable(order []scenario, runs map[scenario]map[string][]result) {
-	header := false
+// pairTable prints, when the runs have both labels, the median run of
+// label b beside label a's, with the ratios b/a of p99 and CPU per event.
+func pairTable(order []scenario, runs map[scenario]map[string][]result, a, b, header string) {
+	printed := false
 	for _, k := range order {
-		h, okH := median(runs[k]["ntfy"])
-		d, okD := median(runs[k]["ntfyd"])
-		if !okH || !okD {
+		x, okX := median(runs[k][a])
+		y, okY := median(runs[k][b])
+		if !okX || !okY {
 			continue
 		}
-		if !header {
+		if !printed {
 			fmt.Println()
-			fmt.Println("| users | streams | new, ntfy JSON subscriptions | ntfy server | new/ntfy p99 | new/ntfy CPU/event |")
+			fmt.Println(header)
 			fmt.Println("|---|---|---|---|---|---|")
-			header = true
+			printed = true
 		}
-		fmt.Printf("| %d | %d | %s | %s | %.2f | %.2f |\n", k.users, k.streams, cell(h), cell(d),
-			h.P99ms/d.P99ms, h.CPUPerEvent/d.CPUPerEvent)
-	}
-}
-
-// ntfyTable prints, when the runs have them (NTFY=1), the new build's ntfy
-// JSON subscriptions beside its native streams.
-func ntfyTable(order []scenario, runs map[scenario]map[string][]result) {
-	header := false
-	for _, k := range order {
-		n, okN := median(runs[k]["new"])
-		x, okX := median(runs[k]["ntfy"])
-		if !okN || !okX {
-			continue
-		}
-		if !header {
-			fmt.Println()
-			fmt.Println("| users | streams | new, GET /v1/stream | new, ntfy JSON subscriptions | ntfy/native p99 | ntfy/native CPU/event |")
-			fmt.Println("|---|---|---|---|---|---|")
-			header = true
-		}
-		fmt.Printf("| %d | %d | %s | %s | %.2f | %.2f |\n", k.users, k.streams, cell(n), cell(x),
-			x.P99ms/n.P99ms, x.CPUPerEvent/n.CPUPerEvent)
+		fmt.Printf("| %d | %d | %s | %s | %.2f | %.2f |\n", k.users, k.streams, cell(x), cell(y),
+			y.P99ms/x.P99ms, y.CPUPerEvent/x.CPUPerEvent)
 	}
 }
 
