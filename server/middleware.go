@@ -125,6 +125,12 @@ func (s *Server) outer(next http.Handler) http.Handler {
 			if r.ContentLength <= maxDrain {
 				_, _ = io.Copy(io.Discard, raw)
 			}
+			if (r.Method == http.MethodPost || r.Method == http.MethodPut) && ntfyTopicPath(r.URL.Path) {
+				// An ntfy publish: answered in ntfy's shape, as one
+				// refused while it is read is.
+				s.writeNtfyError(sw, r, &http.MaxBytesError{Limit: limit})
+				return
+			}
 			s.writeError(sw, r, &http.MaxBytesError{Limit: limit})
 			return
 		}

@@ -193,9 +193,13 @@ func TestNtfyLargeTextIsFile(t *testing.T) {
 	if ne.Code != ntfy.CodeTooLarge || !strings.Contains(ne.Error, "larger than") {
 		t.Errorf("chunked body over the limit: %+v", ne)
 	}
-	// Declared over the limit: refused before it is read.
-	if status, _, _ := rawCall(t, "PUT", e.srv.URL+"/"+token, huge); status != 413 {
-		t.Errorf("declared body over the limit: %d, want 413", status)
+	// Declared over the limit: refused before it is read, in ntfy's shape
+	// too.
+	status, _, raw := rawCall(t, "PUT", e.srv.URL+"/"+token, huge)
+	var declared ntfy.Error
+	if err := json.Unmarshal(raw, &declared); status != 413 || err != nil || declared.Code != ntfy.CodeTooLarge ||
+		declared.HTTP != 413 || !strings.Contains(declared.Error, "larger than") {
+		t.Errorf("declared body over the limit: %d %s, want 413 in ntfy's shape", status, raw)
 	}
 	// Within the read limit but larger than max_file_size: the file's 413.
 	_, ne = ntfyPublish(t, e, 413, "PUT", "/"+token, huge[:4<<20+1])
