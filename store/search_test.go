@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 	"time"
 
@@ -332,4 +333,35 @@ func TestSearchIndexerBesideTheWriterPostgres(t *testing.T) {
 	}
 	f.indexAll(t)
 	f.expectFound(t, "after the lock", map[string]int{"old": 9, "new": 5, "newer": 10})
+}
+
+// TestSQLiteCaches holds the page caches of a SQLite store's connections
+// to their sizes (readerCacheKiB and the rest), the attached files' too,
+// which are set per connection after the ATTACH: together they bound the
+// pages the process keeps. Readers are two a core, whatever GOMAXPROCS.
+func TestSQLiteCaches(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := newSearchFixture(t, Options{}).s
+	for _, c := range []struct {
+		db     *db
+		pragma string
+		want   int
+	}{
+		{s.read, "PRAGMA main.cache_size", -readerCacheKiB},
+		{s.read, "PRAGMA search.cache_size", -readerSearchCacheKiB},
+		{s.search, "PRAGMA main.cache_size", -indexerCacheKiB},
+		{s.search, "PRAGMA src.cache_size", -indexerSourceCacheKiB},
+	} {
+		var got int
+		if err := c.db.QueryRowContext(ctx, c.pragma).Scan(&got); err != nil {
+			t.Fatalf("%s: %v", c.pragma, err)
+		}
+		if got != c.want {
+			t.Errorf("%s = %d, want %d", c.pragma, got, c.want)
+		}
+	}
+	if got, want := s.read.Stats().MaxOpenConnections, max(4, 2*runtime.NumCPU()); got != want {
+		t.Errorf("readers: at most %d open, want %d", got, want)
+	}
 }

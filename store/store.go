@@ -209,9 +209,9 @@ func openSQLite(ctx context.Context, path string, opts Options) (*Store, error) 
 		write.Close()
 		return nil, err
 	}
-	// Readers keep 1 MiB of pages each rather than SQLite's default 2:
-	// what a send reads (a token, the next push, the newest events) is a
-	// few pages, and the operating system caches the file below them.
+	// Readers keep a few pages each (readerCacheKiB): what a send reads (a
+	// token, the next push, the newest events) is a few pages, and the
+	// operating system caches the file below them.
 	r, err := newSearchReaders(base+"&_pragma=cache_size(-"+strconv.Itoa(readerCacheKiB)+")", SearchFile(path))
 	if err != nil {
 		write.Close()
@@ -219,7 +219,10 @@ func openSQLite(ctx context.Context, path string, opts Options) (*Store, error) 
 		return nil, fmt.Errorf("store: open readers: %w", err)
 	}
 	read := &db{DB: r}
-	n := max(4, runtime.GOMAXPROCS(0)*2)
+	// Two readers a core. The CPUs, not GOMAXPROCS: serve raises that
+	// above the cores (cli/tune.go), and each reader keeps its own copy
+	// of the schema and its own cache.
+	n := max(4, runtime.NumCPU()*2)
 	read.SetMaxOpenConns(n)
 	read.SetMaxIdleConns(n)
 
