@@ -78,8 +78,11 @@ const sendExample = `{"title":"Backup done"}`
 // parseSend decodes a send payload strictly and validates it.
 func parseSend(body []byte) (*service.SendPayload, error) {
 	var p service.SendPayload
-	if err := decodeExample(body, &p, sendExample); err != nil {
-		return nil, err
+	if !decodeSendQuick(body, &p) {
+		p = service.SendPayload{} // what the quick look set before it gave up
+		if err := decodeExample(body, &p, sendExample); err != nil {
+			return nil, err
+		}
 	}
 	if err := service.CheckSend(&p); err != nil {
 		return nil, err
