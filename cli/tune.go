@@ -11,15 +11,18 @@ import (
 // memoryFloor is serve's soft memory limit while the live heap is small.
 const memoryFloor = 48 << 20
 
-// tuneGC trades a little memory for CPU on the send path: Herald's live heap
-// is small, so the default GOGC=100 collects very often under load. GOGC=400
-// with a 48 MiB soft limit gave ~5% more sends per second in bench/load.sh
-// (13.7k against 12.7-13.3k) with peak RSS near 41 MB instead of 30 MB. An
-// operator's GOGC or GOMEMLIMIT wins. It reports whether the limit is
-// serve's own, which followHeap then keeps above the live heap.
+// tuneGC trades a little memory for CPU on the send path. Herald's live
+// heap under sends is about 2 MB, so the collector's goal is its floor,
+// 4 MB times GOGC/100, and GOGC=100 collects very often. GOGC=250 (a 10 MB
+// floor) with a 48 MiB soft limit: against GOGC=400, six alternating rounds
+// of bench/compare.sh gave peak RSS 45-48 MB instead of 52-54 MB at the
+// same CPU per send (0.87-1.09x, median 1.00x): marking a small heap costs
+// about 1% of the CPU, and more of them cost little. An operator's GOGC or
+// GOMEMLIMIT wins. It reports whether the limit is serve's own, which
+// followHeap then keeps above the live heap.
 func tuneGC(getenv func(string) string) (ours bool) {
 	if getenv("GOGC") == "" {
-		debug.SetGCPercent(400)
+		debug.SetGCPercent(250)
 	}
 	if getenv("GOMEMLIMIT") != "" {
 		return false

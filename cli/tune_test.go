@@ -46,8 +46,8 @@ func TestTuneRuntime(t *testing.T) {
 	if !tuneGC(unset) {
 		t.Error("with GOMEMLIMIT unset, tuneGC says the limit is not its own")
 	}
-	if got := debug.SetGCPercent(100); got != 400 {
-		t.Errorf("GOGC = %d after tuneGC, want 400", got)
+	if got := debug.SetGCPercent(100); got != 250 {
+		t.Errorf("GOGC = %d after tuneGC, want 250", got)
 	}
 	if got := debug.SetMemoryLimit(-1); got != 48<<20 {
 		t.Errorf("memory limit = %d after tuneGC, want 48 MiB", got)
