@@ -3,8 +3,11 @@ package delivery
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/heraldhq/herald/service"
 	"github.com/heraldhq/herald/store"
@@ -144,6 +147,43 @@ func TestUrgentAlertRepeatsUntilAcknowledged(t *testing.T) {
 	e.waitIdle("nothing more", func() bool { return true })
 	if n := len(e.fakes.pushes(ios)); n != 3 {
 		t.Fatalf("the phone got %d pushes, want 3: no repeat after the acknowledgement", n)
+	}
+}
+
+// A phone's push of an urgent message fails for a moment and is retried;
+// the alert is acknowledged on another phone before the retry comes due,
+// and the message stays pending. The retry is dropped: it would ring again
+// with the Acknowledge button.
+func TestUrgentAlertRetryDroppedOnceAcknowledged(t *testing.T) {
+	e := newPWEnv(t)
+	reg := prometheus.NewRegistry()
+	e.registry = reg
+	svc := newAlertService(e)
+	e.urgentChannel(svc, 0)
+	phone, phoneKey := e.device(e.ann, "ios", "ann-phone")
+	_, flakyKey := e.device(e.ann, "android", "ann-pixel")
+	e.fakes.answer(flakyKey, http.StatusServiceUnavailable)
+	e.run(e.fakes.dispatcher(true, true, true))
+	t0 := e.clock.Now()
+	m := e.sendUrgent(svc)
+	e.waitFor("the first pushes and the retry job", func() bool {
+		at, ok := e.nextPush()
+		return ok && at.Equal(t0.Add(pushBackoffBase)) && len(e.fakes.pushes(phoneKey)) == 1 && len(e.fakes.pushes(flakyKey)) == 1
+	})
+
+	a, err := svc.RespondVia(context.Background(), e.ann, service.Via{Device: phone.ID}, m.ID, "acknowledge", nil)
+	if err != nil || a.AlertState != store.AlertAcknowledged || a.Status != store.StatePending {
+		t.Fatalf("acknowledge: %+v, %v; want the alert acknowledged and the message pending", a, err)
+	}
+	e.fakes.answer(flakyKey, 0)
+	e.clock.Advance(pushBackoffBase + time.Second)
+	e.st.Poke(store.TopicPush)
+	e.waitIdle("the retry, dropped", func() bool { return pushOutcomes(t, reg, "settled") == 1 })
+	if n := len(e.fakes.pushes(flakyKey)); n != 1 {
+		t.Fatalf("the flaky phone got %d pushes, want 1: the retry came after the acknowledgement", n)
+	}
+	if _, ok := e.nextPush(); ok {
+		t.Fatal("a push job is left after the dropped retry")
 	}
 }
 

@@ -127,9 +127,11 @@ func (p *Pusher) process(ctx context.Context, job store.PushJob) {
 		p.log.Error("push: recipients", "message", job.MessageID, "err", err)
 		return
 	}
-	if job.DeviceID != "" && kind == store.PushMessage && settled(m) {
+	if job.DeviceID != "" && kind == store.PushMessage && (settled(m) || p.alertOver(ctx, m)) {
 		// A retry, or a push held by quiet hours, that comes due after
-		// the question was settled: its buttons would ask it again.
+		// the question was settled, or after an urgent message's alert
+		// was acknowledged or ended: its buttons would ask it again, and
+		// an alert would ring again.
 		for _, dev := range devices {
 			p.outcomes.WithLabelValues(dev.Platform, "settled").Inc()
 			p.log.Debug("push: message settled meanwhile; not pushed", "device", dev.ID, "message", m.ID,
@@ -334,6 +336,24 @@ func settled(m *store.Message) bool {
 		return true
 	}
 	return m.State != store.StatePending && (m.Approval != nil || hasActions(m.Actions))
+}
+
+// alertOver reports whether m is urgent and its alert is no longer active:
+// acknowledged, resolved, cancelled or expired. An acknowledgement leaves
+// the message pending (settled does not see it). Should the alert not be
+// read, the push goes out: a ring too many rather than one missed.
+func (p *Pusher) alertOver(ctx context.Context, m *store.Message) bool {
+	if m.Priority != "urgent" {
+		return false
+	}
+	a, err := p.st.Alert(ctx, m.ID)
+	if err != nil {
+		if !errors.Is(err, store.ErrNotFound) {
+			p.log.Warn("push: read alert", "message", m.ID, "err", err)
+		}
+		return false
+	}
+	return a.State != store.AlertActive
 }
 
 // hasActions reports whether stored actions are a list of any ("[]" and
