@@ -3,7 +3,6 @@ package delivery
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"log/slog"
 	"slices"
@@ -328,14 +327,15 @@ func (p *Pusher) finish(ctx context.Context, job store.PushJob, retries []store.
 }
 
 // settled reports whether m, a question, no longer waits for its answer:
-// it has buttons or an approval rule, and it was answered, its answer
-// read or expired, its callback failed, or its approval resolved. A
-// message without buttons is news, never settled.
+// something can answer it (store.Answerable: a button, a form or an
+// approval rule), and it was answered, its answer read or expired, its
+// callback failed, or its approval resolved. A message nothing can answer
+// (news, or links only) is never settled.
 func settled(m *store.Message) bool {
 	if m.ApprovalStatus != "" {
 		return true
 	}
-	return m.State != store.StatePending && (m.Approval != nil || hasActions(m.Actions))
+	return m.State != store.StatePending && store.Answerable(m.Actions, m.Approval != nil)
 }
 
 // alertOver reports whether m is urgent and its alert is no longer active:
@@ -354,13 +354,6 @@ func (p *Pusher) alertOver(ctx context.Context, m *store.Message) bool {
 		return false
 	}
 	return a.State != store.AlertActive
-}
-
-// hasActions reports whether stored actions are a list of any ("[]" and
-// none are not).
-func hasActions(actions json.RawMessage) bool {
-	var list []json.RawMessage
-	return json.Unmarshal(actions, &list) == nil && len(list) > 0
 }
 
 // withExtras adds to n what m carries beside its text: its sequence's

@@ -284,6 +284,8 @@ func TestSettled(t *testing.T) {
 		{"plain, pending", store.Message{State: store.StatePending, Actions: json.RawMessage("[]")}, false},
 		{"plain, not pending", store.Message{State: store.StateExpired, Actions: json.RawMessage(" [ ] ")}, false},
 		{"no actions stored", store.Message{State: store.StateSubmitted}, false},
+		{"links only, expired", store.Message{State: store.StateExpired, Actions: json.RawMessage(`[{"type":"url","label":"Open","value":"https://example.com"}]`)}, false},
+		{"form, expired", store.Message{State: store.StateExpired, Actions: json.RawMessage(`[{"type":"form","key":"f","label":"F","fields":[]}]`)}, true},
 		{"approval open", store.Message{State: store.StatePending, Actions: json.RawMessage("[]"), Approval: rule}, false},
 		{"approval resolved", store.Message{State: store.StateSubmitted, Approval: rule, ApprovalStatus: store.ApprovalApproved}, true},
 		{"approval expired", store.Message{State: store.StateExpired, Approval: rule, ApprovalStatus: store.ApprovalExpired}, true},

@@ -55,7 +55,7 @@ func pollAnswer(p store.Poll) (PollAnswer, error) {
 	out := PollAnswer{State: p.State}
 	switch p.State {
 	case store.StatePending:
-		out.Unanswerable = !Answerable(p.Actions, p.Approval)
+		out.Unanswerable = !store.Answerable(p.Actions, p.Approval)
 	case store.StateSubmitted:
 		stored, err := DecodeStoredResponse(p.Response)
 		if err != nil {

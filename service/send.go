@@ -89,28 +89,6 @@ func (s *Service) prepareSend(ch *store.Channel, p *SendPayload) (*store.Message
 	return m, nil
 }
 
-// Answerable reports whether anything can answer a message with these
-// stored actions: a button or a form, or, on an approval message, a vote.
-// Links answer nothing. A message nothing can answer stays pending until
-// it is deleted, so a sender waiting for its answer would wait in vain.
-func Answerable(actions json.RawMessage, approval bool) bool {
-	if approval {
-		return true
-	}
-	var acts []struct {
-		Type string `json:"type"`
-	}
-	if json.Unmarshal(actions, &acts) != nil {
-		return true // not ours to judge: let the sender wait
-	}
-	for _, a := range acts {
-		if a.Type == "button" || a.Type == "form" || a.Type == "http" {
-			return true
-		}
-	}
-	return false
-}
-
 // checkCallbackHost refuses a callback_url that the delivery queue is sure
 // never to reach: its host is an address the callback policy blocks, or
 // localhost while loopback is blocked. Accepted, it would only be retried

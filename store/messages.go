@@ -183,6 +183,31 @@ func (s *Store) insertMessage(tx *writeTx, m *Message, args []any) error {
 	return nil
 }
 
+// Answerable reports whether anything can answer a message with these
+// stored actions (Message.Actions): a button or a form, or, on an approval message, a vote.
+// Links answer nothing. A message nothing can answer stays pending until
+// it is deleted, so a sender waiting for its answer would wait in vain.
+func Answerable(actions json.RawMessage, approval bool) bool {
+	if approval {
+		return true
+	}
+	if len(actions) == 0 {
+		return false // none stored
+	}
+	var acts []struct {
+		Type string `json:"type"`
+	}
+	if json.Unmarshal(actions, &acts) != nil {
+		return true // not ours to judge: let the sender wait
+	}
+	for _, a := range acts {
+		if a.Type == "button" || a.Type == "form" || a.Type == "http" {
+			return true
+		}
+	}
+	return false
+}
+
 // createError is the error of a failed create of message m.
 func (s *Store) createError(m *Message, err error) error {
 	if isForeignKey(err) {
