@@ -338,7 +338,7 @@ func TestSearchIndexerBesideTheWriterPostgres(t *testing.T) {
 // TestSQLiteCaches holds the page caches of a SQLite store's connections
 // to their sizes (readerCacheKiB and the rest), the attached files' too,
 // which are set per connection after the ATTACH: together they bound the
-// pages the process keeps. Readers are two a core, whatever GOMAXPROCS.
+// pages the process keeps. Readers are two a core.
 func TestSQLiteCaches(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -361,7 +361,23 @@ func TestSQLiteCaches(t *testing.T) {
 			t.Errorf("%s = %d, want %d", c.pragma, got, c.want)
 		}
 	}
-	if got, want := s.read.Stats().MaxOpenConnections, max(4, 2*runtime.NumCPU()); got != want {
+	if got, want := s.read.Stats().MaxOpenConnections, max(4, 2*min(runtime.NumCPU(), runtime.GOMAXPROCS(0))); got != want {
 		t.Errorf("readers: at most %d open, want %d", got, want)
+	}
+}
+
+// TestSQLiteReaders: serve's extra Ps (cli/tune.go) add no reader, and a
+// container's CPU limit, which GOMAXPROCS follows, bounds them. Not
+// parallel: it changes GOMAXPROCS.
+func TestSQLiteReaders(t *testing.T) {
+	procs := runtime.GOMAXPROCS(0)
+	t.Cleanup(func() { runtime.GOMAXPROCS(procs) })
+	runtime.GOMAXPROCS(runtime.NumCPU() + 2)
+	if got, want := sqliteReaders(), max(4, 2*runtime.NumCPU()); got != want {
+		t.Errorf("with GOMAXPROCS above the CPUs: %d readers, want %d", got, want)
+	}
+	runtime.GOMAXPROCS(1)
+	if got := sqliteReaders(); got != 4 {
+		t.Errorf("with GOMAXPROCS 1: %d readers, want 4", got)
 	}
 }

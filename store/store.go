@@ -219,10 +219,11 @@ func openSQLite(ctx context.Context, path string, opts Options) (*Store, error) 
 		return nil, fmt.Errorf("store: open readers: %w", err)
 	}
 	read := &db{DB: r}
-	// Two readers a core. The CPUs, not GOMAXPROCS: serve raises that
-	// above the cores (cli/tune.go), and each reader keeps its own copy
-	// of the schema and its own cache.
-	n := max(4, runtime.NumCPU()*2)
+	// Two readers a core, each with its own copy of the schema and its own
+	// cache. A core is counted as auth's password gate counts them: serve
+	// raises GOMAXPROCS above the cores (cli/tune.go), and NumCPU ignores a
+	// container's CPU limit, which GOMAXPROCS follows.
+	n := sqliteReaders()
 	read.SetMaxOpenConns(n)
 	read.SetMaxIdleConns(n)
 
@@ -232,6 +233,11 @@ func openSQLite(ctx context.Context, path string, opts Options) (*Store, error) 
 	close(s.listening)
 	close(s.taking)
 	return s, nil
+}
+
+// sqliteReaders is how many reader connections a SQLite store keeps.
+func sqliteReaders() int {
+	return max(4, 2*min(runtime.NumCPU(), runtime.GOMAXPROCS(0)))
 }
 
 // hookedConnector opens the writer's connection with a rollback hook, so
