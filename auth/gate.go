@@ -4,10 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/heraldhq/herald/internal/cores"
 )
 
 // ErrBusy is returned when a password computation could not start in time:
@@ -40,11 +41,9 @@ func newGate(slots, waiting int, maxWait time.Duration) *gate {
 	return &gate{slots: make(chan struct{}, slots), queue: make(chan struct{}, slots+waiting), maxWait: maxWait}
 }
 
-// passwordGate is made on first use, after serve has set GOMAXPROCS; it takes
-// the smaller of that and the CPU count, so a container's CPU quota (which
-// GOMAXPROCS follows) counts but serve's extra Ps for system calls do not.
+// passwordGate is made on first use: a slot a core (cores.Count).
 var passwordGate = sync.OnceValue(func() *gate {
-	n := max(1, min(runtime.NumCPU(), runtime.GOMAXPROCS(0)))
+	n := max(1, cores.Count())
 	return newGate(n, waitingPerSlot*n, maxWait)
 })
 

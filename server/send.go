@@ -79,7 +79,6 @@ const sendExample = `{"title":"Backup done"}`
 func parseSend(body []byte) (*service.SendPayload, error) {
 	var p service.SendPayload
 	if !decodeSendQuick(body, &p) {
-		p = service.SendPayload{} // what the quick look set before it gave up
 		if err := decodeExample(body, &p, sendExample); err != nil {
 			return nil, err
 		}

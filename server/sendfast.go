@@ -14,8 +14,19 @@ import (
 // case, or a body that is not exactly one object. The full decoder then
 // reads the body, with its rules and error messages. Where it reports
 // true, p is what the full decoder would have made of the body
-// (FuzzDecodeSendQuick holds the two to that).
+// (FuzzDecodeSendQuick holds the two to that); where it reports false, p
+// is untouched.
 func decodeSendQuick(body []byte, p *service.SendPayload) bool {
+	var q service.SendPayload
+	if !scanSendBody(body, &q) {
+		return false
+	}
+	*p = q
+	return true
+}
+
+// scanSendBody is decodeSendQuick's scan, into p as it goes.
+func scanSendBody(body []byte, p *service.SendPayload) bool {
 	i := skipSpace(body, 0)
 	if i == len(body) || body[i] != '{' {
 		return false

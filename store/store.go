@@ -14,13 +14,14 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"modernc.org/sqlite" // pure-Go SQLite driver, registered as "sqlite"
+
+	"github.com/heraldhq/herald/internal/cores"
 )
 
 // ErrNotFound is returned when a row does not exist or belongs to another user.
@@ -219,10 +220,6 @@ func openSQLite(ctx context.Context, path string, opts Options) (*Store, error) 
 		return nil, fmt.Errorf("store: open readers: %w", err)
 	}
 	read := &db{DB: r}
-	// Two readers a core, each with its own copy of the schema and its own
-	// cache. A core is counted as auth's password gate counts them: serve
-	// raises GOMAXPROCS above the cores (cli/tune.go), and NumCPU ignores a
-	// container's CPU limit, which GOMAXPROCS follows.
 	n := sqliteReaders()
 	read.SetMaxOpenConns(n)
 	read.SetMaxIdleConns(n)
@@ -235,9 +232,10 @@ func openSQLite(ctx context.Context, path string, opts Options) (*Store, error) 
 	return s, nil
 }
 
-// sqliteReaders is how many reader connections a SQLite store keeps.
+// sqliteReaders is how many reader connections a SQLite store keeps: two
+// a core, each with its own copy of the schema and its own cache.
 func sqliteReaders() int {
-	return max(4, 2*min(runtime.NumCPU(), runtime.GOMAXPROCS(0)))
+	return max(4, 2*cores.Count())
 }
 
 // hookedConnector opens the writer's connection with a rollback hook, so
