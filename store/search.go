@@ -61,22 +61,37 @@ const searchAutomerge = "8"
 
 // Page caches, in KiB, of the connections of a SQLite store. This build of
 // SQLite keeps every connection's pages in one pool, bounded by the sum of
-// the caches' sizes, and the writer fills whatever the pool allows as the
-// file grows: each cache's size is memory the process keeps, about twice
-// over, since the allocator hands a 4 KiB page an 8 KiB slot. A reader
-// starts each read on a new snapshot, which empties its cache of the main
-// file whenever the writer committed meanwhile, so under sends a reader
-// holds only the few pages of the query at hand; the index file changes
-// once a second at most, so searches keep their pages longer. Measured in
-// bench/compare.sh against 1,024, 512 (readers) and 1,024, 256 (indexer)
-// KiB, six alternating rounds: peak RSS 51.8-54.3 MB against 55.1-59.5 MB,
-// CPU per send 0.93-1.11x (median 1.02x; the same build against itself
-// gives 0.89-1.20x on this machine).
+// the caches' sizes, and the allocator hands a 4 KiB page an 8 KiB slot:
+// what the pool holds is memory the process keeps, about twice over.
+//
+// The pool is the sum, not each cache: a connection under its own size takes
+// a fresh page even when the pool is full, and while the pool is over its
+// bound every page let go, anyone's, is dropped at once. The writer lets go
+// of its hottest pages (the roots and right edges the next insert needs)
+// after every statement, so in that state each send read them back from
+// the file. The indexer's scan of the newest messages (a round of 5,000
+// reads about 230 pages of the main file) put the pool there round after
+// round while the readers were at 256 KiB: 7 pages read back a send
+// (TestWriterKeepsItsPagesWhileIndexing), and with the hub's and pusher's
+// questions after each commit, 2 to 4.5 pread calls a send under
+// bench/load.sh against 0.3 now.
+//
+// The room comes from the readers: a reader starts each read on a new
+// snapshot, which empties its cache of the main file whenever the writer
+// committed meanwhile, so under sends it holds only the few pages of the
+// query at hand, and the rest of its size is room in the pool at no memory
+// cost. The writer fills whatever it is given as the file grows, with pages
+// it will not touch again; 1 MiB holds what a send touches many times over
+// (writerCacheKiB). The index file changes once a second at most, so
+// searches keep their pages longer. Measured in bench/compare.sh against
+// readers at 256 KiB and the writer at SQLite's 2,000 KiB, four alternating
+// rounds: CPU per send 0.95-0.99x, peak RSS 46.0-46.8 MB against 45.7-47.9.
 const (
-	readerCacheKiB        = 256 // each reader's, of the main file
-	readerSearchCacheKiB  = 256 // each reader's, of the index attached as "search"
-	indexerCacheKiB       = 512 // the indexer's, of the index file
-	indexerSourceCacheKiB = 128 // the indexer's, of the main file attached as "src"
+	writerCacheKiB        = 1024 // the writer's, of the main file
+	readerCacheKiB        = 1024 // each reader's, of the main file
+	readerSearchCacheKiB  = 256  // each reader's, of the index attached as "search"
+	indexerCacheKiB       = 512  // the indexer's, of the index file
+	indexerSourceCacheKiB = 128  // the indexer's, of the main file attached as "src"
 )
 
 // openSearch opens the index's file at path with one connection, creating

@@ -180,6 +180,7 @@ func openSQLite(ctx context.Context, path string, opts Options) (*Store, error) 
 	q.Add("_pragma", "synchronous("+opts.Synchronous+")")
 	base := "file:" + path + "?" + q.Encode()
 	w := url.Values{}
+	w.Add("_pragma", "cache_size(-"+strconv.Itoa(writerCacheKiB)+")") // see readerCacheKiB
 	w.Add("_pragma", "journal_mode(WAL)")
 	// The WAL grows while a checkpoint cannot catch up; once one has, the
 	// file is cut back to this size instead of keeping its peak.
