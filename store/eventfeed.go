@@ -26,18 +26,25 @@ func (s *Store) EventHorizon(ctx context.Context) (int64, error) {
 // FollowEvents calls commit with the event horizon at once and after every
 // commit that wrote events, until ctx ends (nil) or a read fails. It is the
 // live stream hub's feed: the writer commits one transaction at a time, so
-// everything up to the horizon read after a commit is committed.
+// everything up to the horizon read after a commit is committed. On SQLite
+// the writer reads the horizon inside the transaction that wrote the
+// events (sqliteRunner) and stores it before the wake-up, so only the
+// first read (which also sees what another process wrote before) asks a
+// reader.
 func (s *Store) FollowEvents(ctx context.Context, commit func(n int64)) error {
 	wake, cancel := s.Subscribe(TopicEvents)
 	defer cancel()
 	var last int64
-	for {
-		n, err := s.EventHorizon(ctx)
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil
+	for first := true; ; first = false {
+		n := s.wake.events.Load()
+		if first || n == 0 {
+			var err error
+			if n, err = s.EventHorizon(ctx); err != nil {
+				if ctx.Err() != nil {
+					return nil
+				}
+				return err
 			}
-			return err
 		}
 		last = max(last, n) // on PostgreSQL deleting the newest events lowers it
 		commit(last)

@@ -15,6 +15,7 @@ type stmts struct {
 	// On the writer connection (used through tx.StmtContext).
 	savepoint, release, rollbackTo *sql.Stmt
 	insertMessage                  *sql.Stmt
+	writerHorizon                  *sql.Stmt // SQLite: EventHorizon inside the writer's transaction
 	// On the reader pool.
 	channelByToken         *sql.Stmt
 	nextPush, nextDelivery *sql.Stmt
@@ -66,7 +67,7 @@ var insertMessages = newRowsInsert("messages", strings.Split(messageInsertCols, 
 const dueAt = `CASE WHEN lease_until > next_attempt_at THEN lease_until ELSE next_attempt_at END`
 
 func (s *Store) closeStmts() {
-	for _, st := range []*sql.Stmt{s.st.savepoint, s.st.release, s.st.rollbackTo, s.st.insertMessage, s.st.channelByToken, s.st.nextPush, s.st.nextDelivery, s.st.eventHorizon} {
+	for _, st := range []*sql.Stmt{s.st.savepoint, s.st.release, s.st.rollbackTo, s.st.insertMessage, s.st.writerHorizon, s.st.channelByToken, s.st.nextPush, s.st.nextDelivery, s.st.eventHorizon} {
 		if st != nil {
 			st.Close()
 		}

@@ -1,6 +1,9 @@
 package store
 
-import "sync"
+import (
+	"sync"
+	"sync/atomic"
+)
 
 // Topics a committed write can wake.
 const (
@@ -15,6 +18,15 @@ type wakeups struct {
 	chans  map[string]chan struct{}              // one worker per topic
 	subs   map[string]map[chan struct{}]struct{} // any number of listeners (live streams)
 	marked map[string]bool                       // touched only by the writer goroutine
+
+	// events is the newest event id the SQLite writer read inside its
+	// last transaction that wrote events, stored before that commit's
+	// wake-up (sqliteRunner's flush); 0 when unknown (PostgreSQL, or the
+	// read failed): FollowEvents then asks a reader.
+	events atomic.Int64
+	// pendingEvents is what the running transaction read, for fire;
+	// touched only by the writer goroutine.
+	pendingEvents int64
 }
 
 func newWakeups() *wakeups {
@@ -37,10 +49,20 @@ func (w *wakeups) mark(topic string) { w.marked[topic] = true }
 
 // fire signals every marked topic; called after a commit.
 func (w *wakeups) fire() {
+	if w.marked[TopicEvents] {
+		w.events.Store(w.pendingEvents)
+	}
+	w.pendingEvents = 0
 	for t := range w.marked {
 		w.signal(t)
 		delete(w.marked, t)
 	}
+}
+
+// discard forgets what a transaction that did not commit marked.
+func (w *wakeups) discard() {
+	clear(w.marked)
+	w.pendingEvents = 0
 }
 
 func (w *wakeups) signal(topic string) {

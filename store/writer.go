@@ -176,7 +176,7 @@ func (s *Store) runBatch(first *writeReq, target int) int {
 	reqs := append(make([]*writeReq, 0, maxBatch), first)
 	errs := append(make([]error, 0, maxBatch), nil)
 	fail := func(err error) int {
-		clear(s.wake.marked)
+		s.wake.discard()
 		report(reqs, errs, err)
 		return len(reqs)
 	}
@@ -248,11 +248,14 @@ func report(reqs []*writeReq, errs []error, batchErr error) {
 // inside its own savepoint, so that its error undoes only its own changes
 // and goes only to its own caller (*errp). When the write's error made
 // SQLite roll the transaction back, run fails the whole batch, so that no
-// later write runs outside it. flush has nothing to do.
+// later write runs outside it. flush reads, when the batch wrote events,
+// the newest event id for the live stream hub (FollowEvents): the writer
+// has the page at hand, where a reader after the commit would start a new
+// snapshot and read it from the file again.
 func (s *Store) sqliteRunner(tx *writeTx) (run func(req *writeReq, errp *error) error, flush func() error) {
 	ctx := context.Background()
 	savepoint, release, rollbackTo := tx.tx.Stmt(s.st.savepoint), tx.tx.Stmt(s.st.release), tx.tx.Stmt(s.st.rollbackTo)
-	return func(req *writeReq, errp *error) error {
+	run = func(req *writeReq, errp *error) error {
 		// A caller that gave up before its write started gets its error
 		// and no write; once started, the write runs to its end.
 		if err := req.ctx.Err(); err != nil {
@@ -278,7 +281,18 @@ func (s *Store) sqliteRunner(tx *writeTx) (run func(req *writeReq, errp *error) 
 			return fmt.Errorf("store: release savepoint: %w", err)
 		}
 		return nil
-	}, func() error { return nil }
+	}
+	flush = func() error {
+		if s.wake.marked[TopicEvents] {
+			var n int64
+			if err := tx.tx.Stmt(s.st.writerHorizon).QueryRowContext(ctx).Scan(&n); err != nil {
+				n = 0 // unknown: FollowEvents asks a reader
+			}
+			s.wake.pendingEvents = n
+		}
+		return nil
+	}
+	return run, flush
 }
 
 // checkRolledBack returns an error for the batch if SQLite has rolled its
