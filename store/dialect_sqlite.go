@@ -20,13 +20,15 @@ func (sqliteDialect) lockMigrations(context.Context, *sql.Conn) (func(), error) 
 }
 
 // prepare prepares the savepoint every write of a batch runs in
-// (sqliteRunner): one name, released after each write; and the event
-// horizon the writer reads before committing events.
+// (sqliteRunner): one name, released after each write; the event horizon
+// the writer reads before committing events; and the statements of rows
+// (sqliterows.go).
 func (d sqliteDialect) prepare(s *Store, prep func(d *db, q string) *sql.Stmt) {
 	s.st.savepoint = prep(s.write, "SAVEPOINT w")
 	s.st.release = prep(s.write, "RELEASE w")
 	s.st.rollbackTo = prep(s.write, "ROLLBACK TO w")
 	s.st.writerHorizon = prep(s.write, d.eventHorizon())
+	s.st.rows = prepareRows(s, prep)
 }
 
 func (sqliteDialect) runner(s *Store, tx *writeTx) (func(req *writeReq, errp *error) error, func() error) {

@@ -34,6 +34,8 @@ func (s *Store) EventHorizon(ctx context.Context) (int64, error) {
 func (s *Store) FollowEvents(ctx context.Context, commit func(n int64)) error {
 	wake, cancel := s.Subscribe(TopicEvents)
 	defer cancel()
+	s.wake.followers.Add(1)
+	defer s.wake.followers.Add(-1)
 	var last int64
 	for first := true; ; first = false {
 		n := s.wake.events.Load()

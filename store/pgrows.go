@@ -20,14 +20,16 @@ import (
 // the next write of another kind runs and before the commit, so that what
 // commits is in the order the writes came.
 //
-// SQLite runs each of these writes as it comes: its statements cost no
-// round trip, and one prepared INSERT a row is what it does fastest.
+// SQLite gathers them too, for a cost of its own (sqliterows.go).
 
-// rowsInsert is an INSERT that takes its rows as one TEXT[] a column,
-// cast where the column is not text.
+// rowsInsert is an INSERT of many rows: on PostgreSQL one statement that
+// takes its rows as one TEXT[] a column, cast where the column is not
+// text; on SQLite a VALUES list (sqliteSQL).
 type rowsInsert struct {
-	sql  string // with ? placeholders, one a column
-	cols int
+	sql     string // PostgreSQL's, with ? placeholders, one a column
+	cols    int
+	table   string
+	columns string // the column list, comma-separated
 }
 
 // newRowsInsert makes the INSERT of cols into table; casts names the
@@ -45,11 +47,12 @@ func newRowsInsert(table string, cols []string, casts map[string]string) *rowsIn
 	list := strings.Join(cols, ", ")
 	q := "INSERT INTO " + table + " (" + list + ")\n\tSELECT " + strings.Join(values, ", ") +
 		"\n\tFROM unnest(" + strings.Join(params, ", ") + ") WITH ORDINALITY AS t(" + list + ", n)\n\tORDER BY n"
-	return &rowsInsert{sql: q, cols: len(cols)}
+	return &rowsInsert{sql: q, cols: len(cols), table: table, columns: list}
 }
 
-// rowWrite is a write that is one row of ins, on PostgreSQL; the write's fn
-// inserts the same row alone (SQLite, and a batch whose statement failed).
+// rowWrite is a write that is one row of ins; the write's fn inserts the
+// same row alone (a row with no other to go with, and a statement of rows
+// that failed).
 type rowWrite struct {
 	ins   *rowsInsert
 	args  []any    // the row: string, *string, int64, bool or nil a column

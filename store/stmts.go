@@ -15,7 +15,8 @@ type stmts struct {
 	// On the writer connection (used through tx.StmtContext).
 	savepoint, release, rollbackTo *sql.Stmt
 	insertMessage                  *sql.Stmt
-	writerHorizon                  *sql.Stmt // SQLite: EventHorizon inside the writer's transaction
+	writerHorizon                  *sql.Stmt                   // SQLite: EventHorizon inside the writer's transaction
+	rows                           map[*rowsInsert][]*sql.Stmt // SQLite: statements of rows (sqliterows.go)
 	// On the reader pool.
 	channelByToken         *sql.Stmt
 	nextPush, nextDelivery *sql.Stmt
@@ -69,6 +70,11 @@ const dueAt = `CASE WHEN lease_until > next_attempt_at THEN lease_until ELSE nex
 func (s *Store) closeStmts() {
 	for _, st := range []*sql.Stmt{s.st.savepoint, s.st.release, s.st.rollbackTo, s.st.insertMessage, s.st.writerHorizon, s.st.channelByToken, s.st.nextPush, s.st.nextDelivery, s.st.eventHorizon} {
 		if st != nil {
+			st.Close()
+		}
+	}
+	for _, sts := range s.st.rows {
+		for _, st := range sts {
 			st.Close()
 		}
 	}

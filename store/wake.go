@@ -27,6 +27,9 @@ type wakeups struct {
 	// pendingEvents is what the running transaction read, for fire;
 	// touched only by the writer goroutine.
 	pendingEvents int64
+	// followers counts the FollowEvents running: with none (the command
+	// line, a test of the send path), the writer reads no horizon.
+	followers atomic.Int32
 }
 
 func newWakeups() *wakeups {

@@ -244,57 +244,6 @@ func report(reqs []*writeReq, errs []error, batchErr error) {
 	}
 }
 
-// sqliteRunner is SQLite's runner (dialect.runner): each write runs in tx
-// inside its own savepoint, so that its error undoes only its own changes
-// and goes only to its own caller (*errp). When the write's error made
-// SQLite roll the transaction back, run fails the whole batch, so that no
-// later write runs outside it. flush reads, when the batch wrote events,
-// the newest event id for the live stream hub (FollowEvents): the writer
-// has the page at hand, where a reader after the commit would start a new
-// snapshot and read it from the file again.
-func (s *Store) sqliteRunner(tx *writeTx) (run func(req *writeReq, errp *error) error, flush func() error) {
-	ctx := context.Background()
-	savepoint, release, rollbackTo := tx.tx.Stmt(s.st.savepoint), tx.tx.Stmt(s.st.release), tx.tx.Stmt(s.st.rollbackTo)
-	run = func(req *writeReq, errp *error) error {
-		// A caller that gave up before its write started gets its error
-		// and no write; once started, the write runs to its end.
-		if err := req.ctx.Err(); err != nil {
-			*errp = err
-			return nil
-		}
-		if req.single {
-			*errp = req.fn(tx)
-			return s.checkRolledBack(*errp)
-		}
-		if _, err := savepoint.ExecContext(ctx); err != nil {
-			return fmt.Errorf("store: savepoint: %w", err)
-		}
-		if *errp = req.fn(tx); *errp != nil {
-			if err := s.checkRolledBack(*errp); err != nil {
-				return err
-			}
-			if _, err := rollbackTo.ExecContext(ctx); err != nil {
-				return fmt.Errorf("store: rollback to savepoint: %w", err)
-			}
-		}
-		if _, err := release.ExecContext(ctx); err != nil {
-			return fmt.Errorf("store: release savepoint: %w", err)
-		}
-		return nil
-	}
-	flush = func() error {
-		if s.wake.marked[TopicEvents] {
-			var n int64
-			if err := tx.tx.Stmt(s.st.writerHorizon).QueryRowContext(ctx).Scan(&n); err != nil {
-				n = 0 // unknown: FollowEvents asks a reader
-			}
-			s.wake.pendingEvents = n
-		}
-		return nil
-	}
-	return run, flush
-}
-
 // checkRolledBack returns an error for the batch if SQLite has rolled its
 // transaction back; err is the write's own error, which caused it.
 func (s *Store) checkRolledBack(err error) error {
