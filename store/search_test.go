@@ -396,8 +396,8 @@ func TestSQLiteReaders(t *testing.T) {
 // it uses (store.go). Measured with the caches this replaced: 7 pages read
 // back a send with one reader open, none with two.
 func TestWriterKeepsItsPagesWhileIndexing(t *testing.T) {
-	if testing.Short() {
-		t.Skip("sends 20,000 messages")
+	if testing.Short() || raceEnabled {
+		t.Skip("sends 20,000 messages, through one writer: nothing for the race detector, and slow under it")
 	}
 	t.Parallel()
 	ctx := context.Background()
