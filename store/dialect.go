@@ -30,9 +30,12 @@ type dialect interface {
 	// whose error undoes only its own changes and goes only to its own
 	// caller (*errp); a non-nil return is an error of the transaction
 	// itself, which fails the whole batch. flush runs what run kept for
-	// later (on PostgreSQL its rows, and the NOTIFY of what the batch
-	// marked: pgrows.go); the batch calls it before its commit.
-	runner(s *Store, tx *writeTx) (run func(req *writeReq, errp *error) error, flush func() error)
+	// later (its rows, and on PostgreSQL the NOTIFY of what the batch
+	// marked: pgrows.go, sqliterows.go); the batch calls it before its
+	// commit. idle, if not nil, runs what run kept while the queue is
+	// empty, and reports whether there was any: more writes may have come
+	// meanwhile.
+	runner(s *Store, tx *writeTx) (run func(req *writeReq, errp *error) error, idle func() (bool, error), flush func() error)
 	// start starts what runs beside the writer once the store is open,
 	// and returns once it is ready.
 	start(ctx context.Context, s *Store) error

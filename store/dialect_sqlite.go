@@ -31,7 +31,7 @@ func (d sqliteDialect) prepare(s *Store, prep func(d *db, q string) *sql.Stmt) {
 	s.st.rows = prepareRows(s, prep)
 }
 
-func (sqliteDialect) runner(s *Store, tx *writeTx) (func(req *writeReq, errp *error) error, func() error) {
+func (sqliteDialect) runner(s *Store, tx *writeTx) (func(req *writeReq, errp *error) error, func() (bool, error), func() error) {
 	return s.sqliteRunner(tx)
 }
 

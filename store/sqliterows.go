@@ -61,15 +61,15 @@ type sqliteBatch struct {
 // sqliteRunner is SQLite's runner (dialect.runner): each write runs in tx
 // inside its own savepoint, so that its error undoes only its own changes
 // and goes only to its own caller (*errp); rows wait for the statement of
-// their run (insertRows). When a write's error made SQLite roll the
+// their run (insertRows), until the queue is empty (idle). When a write's error made SQLite roll the
 // transaction back, run fails the whole batch, so that no later write
 // runs outside it. flush inserts the rows left, then reads, when the batch
 // wrote events and the live stream hub follows them (FollowEvents), the
 // newest event id: the writer has the page at hand, where a reader after
 // the commit would start a new snapshot and read it from the file again.
-func (s *Store) sqliteRunner(tx *writeTx) (run func(req *writeReq, errp *error) error, flush func() error) {
+func (s *Store) sqliteRunner(tx *writeTx) (run func(req *writeReq, errp *error) error, idle func() (bool, error), flush func() error) {
 	b := &sqliteBatch{s: s, tx: tx}
-	return b.run, b.flush
+	return b.run, b.idle, b.flush
 }
 
 // run runs req, or keeps it for the next insertRows if it is a row.
@@ -87,6 +87,17 @@ func (b *sqliteBatch) run(req *writeReq, errp *error) error {
 		return err
 	}
 	return b.runOne(req, errp)
+}
+
+// idle inserts the rows kept so far while the writer's queue is empty:
+// the batch then takes as long to run as when each row went as it came,
+// and the writes that arrive meanwhile join it, instead of the commit
+// coming sooner with fewer writes and the commit's cost shared by fewer.
+func (b *sqliteBatch) idle() (bool, error) {
+	if len(b.rows) == 0 {
+		return false, nil
+	}
+	return true, b.insertRows()
 }
 
 func (b *sqliteBatch) flush() error {

@@ -30,7 +30,7 @@ func TestSQLiteRowsShareOneStatement(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer sqlTx.Rollback()
-		run, flush := f.s.sqliteRunner(&writeTx{tx: sqlTx, texts: f.s.st.texts})
+		run, _, flush := f.s.sqliteRunner(&writeTx{tx: sqlTx, texts: f.s.st.texts})
 		errs := make([]error, len(channels))
 		for i, ch := range channels {
 			now := f.s.now()
