@@ -68,11 +68,11 @@ type rowWrite struct {
 // their statement. A batch of sends alone takes four round trips: BEGIN;
 // the lock, NOTIFY and savepoint; the INSERT; COMMIT.
 type pgBatch struct {
-	s        *Store
-	tx       *writeTx
-	n        int  // savepoints so far, for their names
-	locked   bool // the writer lock is taken, or asked for by tx.opening
-	rows     []pendingRow
+	s      *Store
+	tx     *writeTx
+	n      int  // savepoints so far, for their names
+	locked bool // the writer lock is taken, or asked for by tx.opening
+	rowQueue
 	notified map[string]bool // topics whose NOTIFY is queued
 }
 
@@ -92,16 +92,46 @@ type pendingRow struct {
 	errp *error
 }
 
+// rowQueue holds the rows a batch keeps for one statement, in the order
+// their writes came (pgBatch, sqliteBatch).
+type rowQueue struct{ rows []pendingRow }
+
+// keep keeps req if it is a row, after inserting (insert) the rows kept
+// of another INSERT, and reports whether it kept it.
+func (q *rowQueue) keep(req *writeReq, errp *error, insert func() error) (bool, error) {
+	if req.row == nil {
+		return false, nil
+	}
+	if len(q.rows) > 0 && q.rows[0].req.row.ins != req.row.ins {
+		if err := insert(); err != nil {
+			return true, err
+		}
+	}
+	q.rows = append(q.rows, pendingRow{req, errp})
+	return true, nil
+}
+
+// take empties the queue and returns the rows whose callers still wait: a
+// caller that gave up before its write started gets its error and no
+// write.
+func (q *rowQueue) take() []pendingRow {
+	rows := q.rows
+	q.rows = q.rows[:0]
+	live := rows[:0]
+	for _, r := range rows {
+		if err := r.req.ctx.Err(); err != nil {
+			*r.errp = err
+			continue
+		}
+		live = append(live, r)
+	}
+	return live
+}
+
 // run runs req, or keeps it for the next insertRows if it is a row.
 func (b *pgBatch) run(req *writeReq, errp *error) error {
-	if req.row != nil {
-		if len(b.rows) > 0 && b.rows[0].req.row.ins != req.row.ins {
-			if err := b.insertRows(); err != nil {
-				return err
-			}
-		}
-		b.rows = append(b.rows, pendingRow{req, errp})
-		return nil
+	if kept, err := b.keep(req, errp, b.insertRows); kept || err != nil {
+		return err
 	}
 	if err := b.insertRows(); err != nil {
 		return err
@@ -160,18 +190,7 @@ func (b *pgBatch) savepoint() string {
 // that each write gets its own error (a send to a channel deleted
 // meanwhile) and the others are stored.
 func (b *pgBatch) insertRows() error {
-	rows := b.rows
-	b.rows = b.rows[:0]
-	live := rows[:0]
-	for _, r := range rows {
-		// A caller that gave up before its write started gets its error
-		// and no write.
-		if err := r.req.ctx.Err(); err != nil {
-			*r.errp = err
-			continue
-		}
-		live = append(live, r)
-	}
+	live := b.take()
 	switch len(live) {
 	case 0:
 		return nil

@@ -36,6 +36,55 @@ func newRowsFixture(t *testing.T, dsn string) *rowsFixture {
 	return f
 }
 
+// rowReq is a send of a message titled title to ch as the writer gets it:
+// a row of insertMessages, whose fn inserts the same row alone.
+func rowReq(ctx context.Context, s *Store, ch *Channel, title string) *writeReq {
+	now := s.now()
+	args := []any{NewSortableID("msg_", now), ch.ID, title, "", "normal", "[]", nil, false, nil, StatePending, ms(now), nil,
+		nil, nil, nil, false, false}
+	return &writeReq{ctx: ctx, single: true, row: &rowWrite{ins: insertMessages, args: args},
+		fn: func(tx *writeTx) error { _, err := tx.ExecStmt(s.st.insertMessage, args...); return err }}
+}
+
+// rowsBatch runs sends to channels, in order, in one transaction of the
+// writer, with the runner that runner makes on it; it returns their errors
+// and what measure reads before the commit.
+func (f *rowsFixture) rowsBatch(t *testing.T, channels []*Channel,
+	runner func(tx *writeTx) (run func(*writeReq, *error) error, flush func() error), measure func(*tx) int) ([]error, int) {
+	t.Helper()
+	ctx := context.Background()
+	sqlTx, err := f.s.write.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sqlTx.Rollback()
+	run, flush := runner(&writeTx{tx: sqlTx, texts: f.s.st.texts})
+	errs := make([]error, len(channels))
+	for i, ch := range channels {
+		if err := run(rowReq(ctx, f.s, ch, fmt.Sprint(i)), &errs[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := flush(); err != nil {
+		t.Fatal(err)
+	}
+	n := measure(sqlTx)
+	if err := sqlTx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	return errs, n
+}
+
+// count is how many messages ch holds.
+func (f *rowsFixture) count(t *testing.T, ch *Channel) int {
+	t.Helper()
+	var n int
+	if err := f.s.read.QueryRow("SELECT COUNT(*) FROM messages WHERE channel_id = ?", ch.ID).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
 // stored is the titles of a channel's messages, oldest first, and of the
 // owner's stream events in order.
 func (f *rowsFixture) stored(t *testing.T, ch *Channel) (titles, events []string) {
@@ -167,39 +216,13 @@ func TestRowsShareOneStatement(t *testing.T) {
 	// and returns their errors and how many savepoints it opened.
 	batch := func(channels ...*Channel) ([]error, int) {
 		t.Helper()
-		sqlTx, err := f.s.write.BeginTx(ctx, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer sqlTx.Rollback()
-		b := &pgBatch{s: f.s, tx: &writeTx{tx: sqlTx, texts: f.s.st.texts}}
-		errs := make([]error, len(channels))
-		for i, ch := range channels {
-			now := f.s.now()
-			args := []any{NewSortableID("msg_", now), ch.ID, fmt.Sprint(i), "", "normal", "[]", nil, false, nil, StatePending, ms(now), nil,
-				nil, nil, nil, false, false}
-			req := &writeReq{ctx: ctx, single: true, row: &rowWrite{ins: insertMessages, args: args},
-				fn: func(tx *writeTx) error { _, err := tx.ExecStmt(f.s.st.insertMessage, args...); return err }}
-			if err := b.run(req, &errs[i]); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := b.insertRows(); err != nil {
-			t.Fatal(err)
-		}
-		if err := sqlTx.Commit(); err != nil {
-			t.Fatal(err)
-		}
-		return errs, b.n
+		var b *pgBatch
+		return f.rowsBatch(t, channels, func(tx *writeTx) (func(*writeReq, *error) error, func() error) {
+			b = &pgBatch{s: f.s, tx: tx}
+			return b.run, b.insertRows
+		}, func(*tx) int { return b.n })
 	}
-	count := func() int {
-		t.Helper()
-		var n int
-		if err := f.s.read.QueryRow("SELECT COUNT(*) FROM messages WHERE channel_id = ?", f.kept.ID).Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		return n
-	}
+	count := func() int { return f.count(t, f.kept) }
 
 	errs, savepoints := batch(f.kept, f.kept, f.kept, f.kept, f.kept)
 	if err := errors.Join(errs...); err != nil || savepoints != 1 || count() != 5 {

@@ -50,9 +50,9 @@ func prepareRows(s *Store, prep func(d *db, q string) *sql.Stmt) map[*rowsInsert
 
 // sqliteBatch runs the writes of one writer transaction on SQLite.
 type sqliteBatch struct {
-	s    *Store
-	tx   *writeTx
-	rows []pendingRow
+	s  *Store
+	tx *writeTx
+	rowQueue
 	// The savepoint's statements on tx, taken when a write first needs
 	// them: a batch of sends needs none (each send is one statement).
 	savepoint, release, rollbackTo *sql.Stmt
@@ -74,14 +74,8 @@ func (s *Store) sqliteRunner(tx *writeTx) (run func(req *writeReq, errp *error) 
 
 // run runs req, or keeps it for the next insertRows if it is a row.
 func (b *sqliteBatch) run(req *writeReq, errp *error) error {
-	if req.row != nil {
-		if len(b.rows) > 0 && b.rows[0].req.row.ins != req.row.ins {
-			if err := b.insertRows(); err != nil {
-				return err
-			}
-		}
-		b.rows = append(b.rows, pendingRow{req, errp})
-		return nil
+	if kept, err := b.keep(req, errp, b.insertRows); kept || err != nil {
+		return err
 	}
 	if err := b.insertRows(); err != nil {
 		return err
@@ -155,18 +149,7 @@ func (b *sqliteBatch) runOne(req *writeReq, errp *error) error {
 // so that each write gets its own error (a send to a channel deleted
 // meanwhile) and the others are stored.
 func (b *sqliteBatch) insertRows() error {
-	rows := b.rows
-	b.rows = b.rows[:0]
-	live := rows[:0]
-	for _, r := range rows {
-		// A caller that gave up before its write started gets its error
-		// and no write.
-		if err := r.req.ctx.Err(); err != nil {
-			*r.errp = err
-			continue
-		}
-		live = append(live, r)
-	}
+	live := b.take()
 	for len(live) > 0 {
 		if len(live) == 1 {
 			return b.runOne(live[0].req, live[0].errp)

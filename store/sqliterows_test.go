@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"errors"
-	"fmt"
 	"path/filepath"
 	"testing"
 )
@@ -25,43 +24,18 @@ func TestSQLiteRowsShareOneStatement(t *testing.T) {
 	// and returns their errors and the rows the last statement inserted.
 	batch := func(channels ...*Channel) ([]error, int) {
 		t.Helper()
-		sqlTx, err := f.s.write.BeginTx(ctx, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer sqlTx.Rollback()
-		run, _, flush := f.s.sqliteRunner(&writeTx{tx: sqlTx, texts: f.s.st.texts})
-		errs := make([]error, len(channels))
-		for i, ch := range channels {
-			now := f.s.now()
-			args := []any{NewSortableID("msg_", now), ch.ID, fmt.Sprint(i), "", "normal", "[]", nil, false, nil, StatePending, ms(now), nil,
-				nil, nil, nil, false, false}
-			req := &writeReq{ctx: ctx, single: true, row: &rowWrite{ins: insertMessages, args: args},
-				fn: func(tx *writeTx) error { _, err := tx.ExecStmt(f.s.st.insertMessage, args...); return err }}
-			if err := run(req, &errs[i]); err != nil {
+		return f.rowsBatch(t, channels, func(tx *writeTx) (func(*writeReq, *error) error, func() error) {
+			run, _, flush := f.s.sqliteRunner(tx)
+			return run, flush
+		}, func(tx *tx) int {
+			var last int
+			if err := tx.QueryRow("SELECT changes()").Scan(&last); err != nil {
 				t.Fatal(err)
 			}
-		}
-		if err := flush(); err != nil {
-			t.Fatal(err)
-		}
-		var last int
-		if err := sqlTx.QueryRow("SELECT changes()").Scan(&last); err != nil {
-			t.Fatal(err)
-		}
-		if err := sqlTx.Commit(); err != nil {
-			t.Fatal(err)
-		}
-		return errs, last
+			return last
+		})
 	}
-	count := func() int {
-		t.Helper()
-		var n int
-		if err := f.s.read.QueryRow("SELECT COUNT(*) FROM messages WHERE channel_id = ?", f.kept.ID).Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		return n
-	}
+	count := func() int { return f.count(t, f.kept) }
 	many := func(n int) []*Channel {
 		out := make([]*Channel, n)
 		for i := range out {
