@@ -26,16 +26,8 @@ type dialect interface {
 	lockMigrations(ctx context.Context, conn *sql.Conn) (unlock func(), err error)
 	// prepare prepares the writer's statements of the database's own.
 	prepare(s *Store, prep func(d *db, q string) *sql.Stmt)
-	// runner returns the function that runs one write of a batch in tx,
-	// whose error undoes only its own changes and goes only to its own
-	// caller (*errp); a non-nil return is an error of the transaction
-	// itself, which fails the whole batch. flush runs what run kept for
-	// later (its rows, and on PostgreSQL the NOTIFY of what the batch
-	// marked: pgrows.go, sqliterows.go); the batch calls it before its
-	// commit. idle, if not nil, runs what run kept while the queue is
-	// empty, and reports whether there was any: more writes may have come
-	// meanwhile.
-	runner(s *Store, tx *writeTx) (run func(req *writeReq, errp *error) error, idle func() (bool, error), flush func() error)
+	// runner returns what runs the writes of one batch in tx.
+	runner(s *Store, tx *writeTx) batchRunner
 	// start starts what runs beside the writer once the store is open,
 	// and returns once it is ready.
 	start(ctx context.Context, s *Store) error
@@ -152,6 +144,23 @@ func (t *tx) QueryRow(q string, args ...any) *sql.Row {
 func (t *tx) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row {
 	q, args = bind(t.numbered, q, args)
 	return t.Tx.QueryRowContext(ctx, q, args...)
+}
+
+// batchRunner runs the writes of one writer transaction (pgrows.go,
+// sqliterows.go).
+type batchRunner interface {
+	// run runs one write, whose error undoes only its own changes and
+	// goes only to its own caller (*errp); a non-nil return is an error
+	// of the transaction itself, which fails the whole batch.
+	run(req *writeReq, errp *error) error
+	// idle runs what run kept for later while the writer's queue is
+	// empty, and reports whether there was any: more writes may have
+	// come meanwhile.
+	idle() (bool, error)
+	// flush runs what run kept for later (its rows, and on PostgreSQL
+	// the NOTIFY of what the batch marked); the batch calls it before
+	// its commit.
+	flush() error
 }
 
 // bindArgs is bind for the arguments of a prepared statement.

@@ -31,11 +31,8 @@ func (postgresDialect) lockMigrations(ctx context.Context, conn *sql.Conn) (func
 // prepare prepares nothing: the writer names each savepoint (pgBatch).
 func (postgresDialect) prepare(*Store, func(d *db, q string) *sql.Stmt) {}
 
-// runner: PostgreSQL keeps its rows until the batch's next write of
-// another kind or its commit, for one statement and one round trip.
-func (postgresDialect) runner(s *Store, tx *writeTx) (func(req *writeReq, errp *error) error, func() (bool, error), func() error) {
-	b := &pgBatch{s: s, tx: tx}
-	return b.run, nil, b.finish
+func (postgresDialect) runner(s *Store, tx *writeTx) batchRunner {
+	return &pgBatch{s: s, tx: tx}
 }
 
 // start starts the shared rate limits' takes and the LISTEN for other

@@ -20,7 +20,7 @@ func (sqliteDialect) lockMigrations(context.Context, *sql.Conn) (func(), error) 
 }
 
 // prepare prepares the savepoint every write of a batch runs in
-// (sqliteRunner): one name, released after each write; the event horizon
+// (sqliteBatch): one name, released after each write; the event horizon
 // the writer reads before committing events; and the statements of rows
 // (sqliterows.go).
 func (d sqliteDialect) prepare(s *Store, prep func(d *db, q string) *sql.Stmt) {
@@ -31,8 +31,8 @@ func (d sqliteDialect) prepare(s *Store, prep func(d *db, q string) *sql.Stmt) {
 	s.st.rows = prepareRows(s, prep)
 }
 
-func (sqliteDialect) runner(s *Store, tx *writeTx) (func(req *writeReq, errp *error) error, func() (bool, error), func() error) {
-	return s.sqliteRunner(tx)
+func (sqliteDialect) runner(s *Store, tx *writeTx) batchRunner {
+	return &sqliteBatch{s: s, tx: tx}
 }
 
 func (sqliteDialect) start(context.Context, *Store) error { return nil }

@@ -28,7 +28,7 @@ func (s *Store) EventHorizon(ctx context.Context) (int64, error) {
 // live stream hub's feed: the writer commits one transaction at a time, so
 // everything up to the horizon read after a commit is committed. On SQLite
 // the writer reads the horizon inside the transaction that wrote the
-// events (sqliteRunner) and stores it before the wake-up, so only the
+// events (sqliteBatch.flush) and stores it before the wake-up, so only the
 // first read (which also sees what another process wrote before) asks a
 // reader.
 func (s *Store) FollowEvents(ctx context.Context, commit func(n int64)) error {

@@ -96,14 +96,18 @@ type pendingRow struct {
 // their writes came (pgBatch, sqliteBatch).
 type rowQueue struct{ rows []pendingRow }
 
-// keep keeps req if it is a row, after inserting (insert) the rows kept
-// of another INSERT, and reports whether it kept it.
-func (q *rowQueue) keep(req *writeReq, errp *error, insert func() error) (bool, error) {
+// rowInserter is a batch that inserts the rows it kept (insertRows).
+type rowInserter interface{ insertRows() error }
+
+// keep keeps req if it is a row, after b inserted the rows kept of another
+// INSERT, and reports whether it kept it. (b is an interface, not a method
+// value, which would cost the send path an allocation a row.)
+func (q *rowQueue) keep(req *writeReq, errp *error, b rowInserter) (bool, error) {
 	if req.row == nil {
 		return false, nil
 	}
 	if len(q.rows) > 0 && q.rows[0].req.row.ins != req.row.ins {
-		if err := insert(); err != nil {
+		if err := b.insertRows(); err != nil {
 			return true, err
 		}
 	}
@@ -130,7 +134,7 @@ func (q *rowQueue) take() []pendingRow {
 
 // run runs req, or keeps it for the next insertRows if it is a row.
 func (b *pgBatch) run(req *writeReq, errp *error) error {
-	if kept, err := b.keep(req, errp, b.insertRows); kept || err != nil {
+	if kept, err := b.keep(req, errp, b); kept || err != nil {
 		return err
 	}
 	if err := b.insertRows(); err != nil {
@@ -258,9 +262,14 @@ func (b *pgBatch) notify(topics []string) {
 	}
 }
 
-// finish inserts the rows left, then NOTIFYs every topic the batch marked
+// idle does nothing: PostgreSQL keeps its rows until the batch's next
+// write of another kind or its commit, for one statement and one round
+// trip.
+func (b *pgBatch) idle() (bool, error) { return false, nil }
+
+// flush inserts the rows left, then NOTIFYs every topic the batch marked
 // that no NOTIFY has gone for yet, before the batch commits.
-func (b *pgBatch) finish() error {
+func (b *pgBatch) flush() error {
 	if err := b.insertRows(); err != nil {
 		return err
 	}

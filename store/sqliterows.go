@@ -48,7 +48,16 @@ func prepareRows(s *Store, prep func(d *db, q string) *sql.Stmt) map[*rowsInsert
 	return rows
 }
 
-// sqliteBatch runs the writes of one writer transaction on SQLite.
+// sqliteBatch is SQLite's batchRunner (dialect.runner): each write runs in
+// tx inside its own savepoint, so that its error undoes only its own
+// changes and goes only to its own caller (*errp); rows wait for the
+// statement of their run (insertRows), until the queue is empty (idle).
+// When a write's error made SQLite roll the transaction back, run fails
+// the whole batch, so that no later write runs outside it. flush inserts
+// the rows left, then reads, when the batch
+// wrote events and the live stream hub follows them (FollowEvents), the
+// newest event id: the writer has the page at hand, where a reader after
+// the commit would start a new snapshot and read it from the file again.
 type sqliteBatch struct {
 	s  *Store
 	tx *writeTx
@@ -58,23 +67,9 @@ type sqliteBatch struct {
 	savepoint, release, rollbackTo *sql.Stmt
 }
 
-// sqliteRunner is SQLite's runner (dialect.runner): each write runs in tx
-// inside its own savepoint, so that its error undoes only its own changes
-// and goes only to its own caller (*errp); rows wait for the statement of
-// their run (insertRows), until the queue is empty (idle). When a write's error made SQLite roll the
-// transaction back, run fails the whole batch, so that no later write
-// runs outside it. flush inserts the rows left, then reads, when the batch
-// wrote events and the live stream hub follows them (FollowEvents), the
-// newest event id: the writer has the page at hand, where a reader after
-// the commit would start a new snapshot and read it from the file again.
-func (s *Store) sqliteRunner(tx *writeTx) (run func(req *writeReq, errp *error) error, idle func() (bool, error), flush func() error) {
-	b := &sqliteBatch{s: s, tx: tx}
-	return b.run, b.idle, b.flush
-}
-
 // run runs req, or keeps it for the next insertRows if it is a row.
 func (b *sqliteBatch) run(req *writeReq, errp *error) error {
-	if kept, err := b.keep(req, errp, b.insertRows); kept || err != nil {
+	if kept, err := b.keep(req, errp, b); kept || err != nil {
 		return err
 	}
 	if err := b.insertRows(); err != nil {

@@ -25,8 +25,8 @@ func TestSQLiteRowsShareOneStatement(t *testing.T) {
 	batch := func(channels ...*Channel) ([]error, int) {
 		t.Helper()
 		return f.rowsBatch(t, channels, func(tx *writeTx) (func(*writeReq, *error) error, func() error) {
-			run, _, flush := f.s.sqliteRunner(tx)
-			return run, flush
+			b := &sqliteBatch{s: f.s, tx: tx}
+			return b.run, b.flush
 		}, func(tx *tx) int {
 			var last int
 			if err := tx.QueryRow("SELECT changes()").Scan(&last); err != nil {

@@ -191,8 +191,8 @@ func (s *Store) runBatch(first *writeReq, target int) int {
 		return fail(fmt.Errorf("store: begin: %w", err))
 	}
 	defer sqlTx.Rollback()
-	run, idle, flush := s.dialect.runner(s, &writeTx{tx: sqlTx, texts: s.st.texts})
-	if err := run(first, &errs[0]); err != nil {
+	b := s.dialect.runner(s, &writeTx{tx: sqlTx, texts: s.st.texts})
+	if err := b.run(first, &errs[0]); err != nil {
 		return fail(err)
 	}
 	var timer *time.Timer
@@ -203,8 +203,8 @@ func (s *Store) runBatch(first *writeReq, target int) int {
 		case req = <-s.batches:
 		default:
 		}
-		if req == nil && idle != nil {
-			ran, err := idle()
+		if req == nil {
+			ran, err := b.idle()
 			if err != nil {
 				return fail(err)
 			}
@@ -231,11 +231,11 @@ func (s *Store) runBatch(first *writeReq, target int) int {
 		}
 		reqs = append(reqs, req)
 		errs = append(errs, nil)
-		if err := run(req, &errs[len(errs)-1]); err != nil {
+		if err := b.run(req, &errs[len(errs)-1]); err != nil {
 			return fail(err)
 		}
 	}
-	if err := flush(); err != nil {
+	if err := b.flush(); err != nil {
 		return fail(err)
 	}
 	if err := sqlTx.Commit(); err != nil {
