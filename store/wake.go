@@ -21,7 +21,7 @@ type wakeups struct {
 
 	// events is the newest event id the SQLite writer read inside its
 	// last transaction that wrote events, stored before that commit's
-	// wake-up (sqliteRunner's flush); 0 when unknown (PostgreSQL, or the
+	// wake-up (sqliteBatch.flush); 0 when unknown (PostgreSQL, or the
 	// read failed): FollowEvents then asks a reader.
 	events atomic.Int64
 	// pendingEvents is what the running transaction read, for fire;
