@@ -185,8 +185,9 @@ func (s *Store) insertMessage(tx *writeTx, m *Message, args []any) error {
 
 // Answerable reports whether anything can answer a message with these
 // stored actions (Message.Actions): a button or a form, or, on an
-// approval message, a vote. Links answer nothing. A message nothing can answer stays pending until
-// it is deleted, so a sender waiting for its answer would wait in vain.
+// approval message, a vote. Links answer nothing. A message nothing can
+// answer stays pending until it is deleted, so a sender waiting for its
+// answer would wait in vain.
 func Answerable(actions json.RawMessage, approval bool) bool {
 	if approval {
 		return true

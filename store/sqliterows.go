@@ -54,10 +54,10 @@ func prepareRows(s *Store, prep func(d *db, q string) *sql.Stmt) map[*rowsInsert
 // statement of their run (insertRows), until the queue is empty (idle).
 // When a write's error made SQLite roll the transaction back, run fails
 // the whole batch, so that no later write runs outside it. flush inserts
-// the rows left, then reads, when the batch
-// wrote events and the live stream hub follows them (FollowEvents), the
-// newest event id: the writer has the page at hand, where a reader after
-// the commit would start a new snapshot and read it from the file again.
+// the rows left, then reads, when the batch wrote events and the live
+// stream hub follows them (FollowEvents), the newest event id: the writer
+// has the page at hand, where a reader after the commit would start a new
+// snapshot and read it from the file again.
 type sqliteBatch struct {
 	s  *Store
 	tx *writeTx
