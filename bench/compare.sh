@@ -29,21 +29,10 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/herald-compare.XXXXXX")
 sync_mode=full
 pids=() # every herald started, for the clean-up
 loadgen_pid=""
-# stop_herald, write_config, start_herald, make_channel
+# stop_herald, write_config, start_herald, make_channel, clean_up_ref_run
 source "$root/bench/herald.sh"
 
-cleanup() {
-	if [[ -n $loadgen_pid ]] && kill -0 "$loadgen_pid" 2>/dev/null; then
-		kill -TERM "$loadgen_pid" 2>/dev/null || true
-		wait "$loadgen_pid" 2>/dev/null || true
-	fi
-	for pid in "${pids[@]}"; do
-		stop_herald "$pid"
-	done
-	git -C "$root" worktree remove --force "$tmp/ref-src" >/dev/null 2>&1 || true
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
+trap clean_up_ref_run EXIT
 trap 'exit 130' INT TERM
 
 echo "building the reference ($ref, ${ref_commit:0:12}), the working tree and the load generator..." >&2

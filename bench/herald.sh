@@ -1,5 +1,5 @@
 # bench/herald.sh: starting and stopping Herald for the benchmark scripts
-# (load.sh, compare.sh), sourced by them. Each herald NAME lives in $tmp/NAME
+# (load.sh, compare.sh, profile.sh), sourced by them. Each herald NAME lives in $tmp/NAME
 # (config, data, log) and runs the binary $herald_bin ($tmp/herald unless
 # set); $sync_mode is database.synchronous. Every herald started is added to
 # the caller's pids array, for its clean-up.
@@ -79,4 +79,20 @@ make_channel() {
 		echo "could not create a channel: $channel" >&2
 		exit 1
 	fi
+}
+
+# clean_up_ref_run is the exit trap of the scripts that build an earlier
+# commit in $tmp/ref-src (compare.sh, profile.sh): it stops the load
+# generator ($loadgen_pid) and every herald started, removes the worktree
+# and $tmp.
+clean_up_ref_run() {
+	if [[ -n $loadgen_pid ]] && kill -0 "$loadgen_pid" 2>/dev/null; then
+		kill -TERM "$loadgen_pid" 2>/dev/null || true
+		wait "$loadgen_pid" 2>/dev/null || true
+	fi
+	for pid in "${pids[@]}"; do
+		stop_herald "$pid"
+	done
+	git -C "$root" worktree remove --force "$tmp/ref-src" >/dev/null 2>&1 || true
+	rm -rf "$tmp"
 }
