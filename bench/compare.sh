@@ -6,10 +6,12 @@
 #   ROUNDS=5 bash bench/compare.sh f45c406 -conns 8,32 -duration 15s
 #
 # Both builds are built the same way (CGO_ENABLED=0, as shipped). Each round
-# starts each build on a fresh data directory, runs the ceiling (a bare
-# net/http handler) and the two builds one after the other, the reference
-# first in odd rounds and the working tree first in even ones, so that
-# neither always runs on a warmer or busier machine. Arguments after REF go
+# starts each build on a fresh data directory, runs the storage ceiling
+# (bench/storeceiling: one group-committed SQLite insert a send, FULL sync;
+# STORAGE=0 skips it), the ceiling (a bare net/http handler) and the two
+# builds one after the other, the reference first in odd rounds and the
+# working tree first in even ones, so that neither always runs on a warmer
+# or busier machine. Arguments after REF go
 # to the load generator (go run ./bench/loadgen -h). It prints each round's
 # ratios and their range; the report is also written to bench/out/.
 set -euo pipefail
@@ -40,6 +42,7 @@ git worktree add --detach --quiet "$tmp/ref-src" "$ref_commit"
 (cd "$tmp/ref-src" && CGO_ENABLED=0 go build -o "$tmp/herald-ref" .)
 CGO_ENABLED=0 go build -o "$tmp/herald-work" .
 go build -o "$tmp/loadgen" ./bench/loadgen
+go build -o "$tmp/storeceiling" ./bench/storeceiling
 work_desc="$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . ':!bench' 2>/dev/null || echo ' with uncommitted changes')"
 
 # measure BUILD BASELINE: one run of the load generator against herald-BUILD
@@ -61,14 +64,39 @@ measure() {
 }
 loadgen_args=("$@")
 
+# measure_storage: one run of the storage ceiling on a fresh file, appended
+# to the runs file as target storage.
+measure_storage() {
+	local port
+	rm -rf "$tmp/storage"
+	mkdir -p "$tmp/storage"
+	port=$("$tmp/loadgen" -free-port)
+	"$tmp/storeceiling" -addr "127.0.0.1:$port" -db "$tmp/storage/ceiling.db" 2>>"$tmp/storage/log" &
+	local pid=$!
+	pids+=("$pid")
+	for _ in $(seq 50); do
+		curl -s -o /dev/null "http://127.0.0.1:$port/" && break
+		sleep 0.1
+	done
+	"$tmp/loadgen" -conns 32 -target storage -baseline=false -url "http://127.0.0.1:$port/v1/send/ceiling" \
+		-pid "$pid" -json "$tmp/runs.jsonl" "${loadgen_args[@]}" >/dev/null &
+	loadgen_pid=$!
+	wait "$loadgen_pid"
+	loadgen_pid=""
+	stop_herald "$pid"
+}
+
 for round in $(seq "$rounds"); do
 	if ((round % 2)); then order=(ref work); else order=(work ref); fi
 	echo "--- round $round of $rounds: ${order[0]} first" >&2
+	if [[ ${STORAGE:-1} != 0 ]]; then
+		measure_storage
+	fi
 	measure "${order[0]}" true
 	measure "${order[1]}" false
 done
 
 "$tmp/loadgen" -compare "$tmp/runs.jsonl" -out "$root/bench/out" \
 	-note "ref: $ref (${ref_commit:0:12}); work: $work_desc" \
-	-note "$rounds alternating rounds, each build on a fresh data directory; database.synchronous=full; log_level=warn; rate limits off" \
+	-note "$rounds alternating rounds, each build on a fresh data directory; database.synchronous=full; log_level=warn; rate limits off; storage ceiling: bench/storeceiling" \
 	-note "loadgen arguments: ${loadgen_args[*]:-none (32 connections, 10 s after a 1 s warm-up)}; load average before the run: $load_before"
