@@ -71,6 +71,7 @@ func load(spec string) (*build, error) {
 		return nil, fmt.Errorf("go tool pprof: %w", err)
 	}
 	b, perr := parse(out, sends)
+	_, _ = io.Copy(io.Discard, out) // the rest, after a parse error: pprof must not block writing it
 	if err := cmd.Wait(); err != nil {
 		return nil, fmt.Errorf("go tool pprof -traces %s: %w", bin, err)
 	}

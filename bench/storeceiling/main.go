@@ -25,6 +25,7 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
+	"sync"
 	"syscall"
 	"time"
 
@@ -61,7 +62,9 @@ func run(addr, path string) error {
 		return err
 	}
 	srv := &http.Server{Handler: st.handler(), ReadHeaderTimeout: 10 * time.Second}
+	stopped := make(chan struct{})
 	go func() {
+		defer close(stopped)
 		<-ctx.Done()
 		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
@@ -70,6 +73,7 @@ func run(addr, path string) error {
 	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
+	<-stopped // Serve returns as Shutdown starts: let the sends in flight finish first
 	return nil
 }
 
@@ -77,6 +81,8 @@ func run(addr, path string) error {
 type store struct {
 	db     *sql.DB
 	insert *sql.Stmt
+	mu     sync.RWMutex // held to queue a send; close takes it to close the queue
+	closed bool
 	queue  chan *write
 	done   chan struct{}
 }
@@ -110,12 +116,27 @@ func open(ctx context.Context, path string) (*store, error) {
 	return s, nil
 }
 
-// close stops the writer once the sends queued are committed.
+// close stops the writer once the sends queued are committed; a send that
+// comes later is refused (add).
 func (s *store) close() {
+	s.mu.Lock()
+	s.closed = true
 	close(s.queue)
+	s.mu.Unlock()
 	<-s.done
 	s.insert.Close()
 	s.db.Close()
+}
+
+// add queues w for the writer, unless the store is closed.
+func (s *store) add(w *write) bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return false
+	}
+	s.queue <- w
+	return true
 }
 
 // writer commits every send queued in one transaction, then answers them.
@@ -179,7 +200,10 @@ func (s *store) handler() http.Handler {
 			return
 		}
 		wr := &write{title: *p.Title, body: p.Body, priority: p.Priority, err: make(chan error, 1)}
-		s.queue <- wr
+		if !s.add(wr) {
+			http.Error(w, `{"error":"unavailable","message":"shutting down"}`, http.StatusServiceUnavailable)
+			return
+		}
 		if err := <-wr.err; err != nil {
 			slog.Error("commit", "err", err)
 			http.Error(w, `{"error":"internal_error","message":"commit failed"}`, http.StatusInternalServerError)

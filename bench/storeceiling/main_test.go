@@ -101,3 +101,19 @@ func TestListensOnLoopbackOnly(t *testing.T) {
 		}
 	}
 }
+
+// TestSendAfterCloseIsRefused: a send that reaches a closed store is a 503,
+// not a panic on the closed queue.
+func TestSendAfterCloseIsRefused(t *testing.T) {
+	st, err := open(context.Background(), filepath.Join(t.TempDir(), "ceiling.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := st.handler()
+	st.close()
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/v1/send/x", strings.NewReader(`{"title":"late"}`)))
+	if rec.Code != http.StatusServiceUnavailable {
+		t.Errorf("status %d, want 503", rec.Code)
+	}
+}
