@@ -5,6 +5,7 @@
 #
 #   bash bench/profile.sh f45c406                 # 2 rounds, 32 connections, 12 s of profile each
 #   ROUNDS=3 SECONDS_PROFILED=20 bash bench/profile.sh f45c406
+#   KEEP=/tmp/prof bash bench/profile.sh f45c406  # also keep the profiles and binaries, for go tool pprof
 #
 # Both builds are built with net/http/pprof on a loopback port: the working
 # tree with the pprof build tag (cli/pprof_debug.go), the reference the same
@@ -111,3 +112,8 @@ out="$root/bench/out/profile-$(date -u +%Y%m%d-%H%M%S).md"
 	"$tmp/profdiff" -ref "$tmp/herald-ref:${sends[ref]}:${profs[ref]}" -work "$tmp/herald-work:${sends[work]}:${profs[work]}"
 } | tee "$out"
 echo "report written to $out" >&2
+if [[ -n ${KEEP:-} ]]; then
+	mkdir -p "$KEEP"
+	cp "$tmp"/*.pprof "$tmp/herald-ref" "$tmp/herald-work" "$KEEP/"
+	echo "profiles and binaries kept in $KEEP (go tool pprof $KEEP/herald-work $KEEP/work-1.pprof)" >&2
+fi
