@@ -89,3 +89,73 @@ func TestNtfySeveralTopics(t *testing.T) {
 		t.Fatalf("line %v, want the first channel's message under its token", l)
 	}
 }
+
+// TestNtfyScheduledBeforeItGoesOut: scheduled=1 shows a message published
+// with a delay while it waits, as ntfy does, in a poll and at the start of
+// a live stream that asks for what is kept; without scheduled=1, or from
+// now on (since=none), it shows only when it goes out. Once out, its
+// event's line replaces it.
+func TestNtfyScheduledBeforeItGoesOut(t *testing.T) {
+	t.Parallel()
+	f := ntfySetup(t)
+	env := f.env
+	sent := streamSend(env, f.token, "sent at once")
+	env.clock.Advance(time.Second)
+	pub, _ := ntfyPublish(t, env, 200, "POST", "/"+f.token, []byte("backup in two hours"), "In", "2h")
+	stored, err := env.st.ListMessages(t.Context(), store.MessageQuery{UserID: f.ann.ID, ChannelID: f.chID, State: store.StateScheduled, Limit: 10})
+	if err != nil || len(stored.Messages) != 1 {
+		t.Fatalf("scheduled messages %v, %v: want the one published with In: 2h", stored, err)
+	}
+	later := stored.Messages[0]
+	due := later.DeliverAt.Unix()
+	if pub.Time != due {
+		t.Fatalf("publish answered time %d, want %d (when it goes out)", pub.Time, due)
+	}
+
+	if got := ntfyPoll(env, "/"+f.token+"/json?poll=1", f.auth); len(got) != 1 || got[0].str("sequence_id") != sent {
+		t.Fatalf("poll without scheduled=1: %v, want only the message sent at once", got)
+	}
+	got := ntfyPoll(env, "/"+f.token+"/json?poll=1&scheduled=1", f.auth)
+	if len(got) != 2 || got[0].str("sequence_id") != sent {
+		t.Fatalf("poll with scheduled=1: %v, want the message sent, then the scheduled one", got)
+	}
+	if l := got[1]; l.str("id") != later.ID || l.str("sequence_id") != later.ID || l["time"] != float64(due) ||
+		l.str("message") != "backup in two hours" || l.str("topic") != f.token {
+		t.Fatalf("scheduled line %v, want message %s at %d", l, later.ID, due)
+	}
+	if got := ntfyPoll(env, "/"+f.token+"/json?poll=1&scheduled=1&since=none", f.auth); len(got) != 0 {
+		t.Fatalf("poll since=none: %v, want nothing", got)
+	}
+	// since= takes the scheduled line's id as any other: what came after.
+	if got := ntfyPoll(env, "/"+f.token+"/json?poll=1&since="+later.ID, f.auth); len(got) != 0 {
+		t.Fatalf("poll since the scheduled message: %v, want nothing", got)
+	}
+
+	// A live stream asking for what is kept: the history, the scheduled
+	// message, then what comes.
+	c := ntfyOpen(env, "/"+f.token+"/json?since=all&sched=1", f.auth)
+	c.next() // open
+	wantLine(t, c.next(), ntfy.EventMessage, sent)
+	if l := c.next(); l.str("id") != later.ID || l["time"] != float64(due) {
+		t.Fatalf("live stream: %v, want the scheduled message", l)
+	}
+	now := ntfyOpen(env, "/"+f.token+"/json?scheduled=1", f.auth)
+	now.next() // open
+
+	// It goes out: both streams get its event's line, under its sequence.
+	env.clock.Advance(3 * time.Hour)
+	if _, err := env.s.svc.ReleaseScheduled(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []*ntfyStream{c, now} {
+		l := s.next()
+		wantLine(t, l, ntfy.EventMessage, later.ID)
+		if l.str("id") == later.ID {
+			t.Fatalf("line %v after it went out, want its event's id", l)
+		}
+	}
+	got = ntfyPoll(env, "/"+f.token+"/json?poll=1&scheduled=1", f.auth)
+	if len(got) != 2 || got[1].str("sequence_id") != later.ID || got[1].str("id") == later.ID {
+		t.Fatalf("poll after it went out: %v, want its event's line once", got)
+	}
+}

@@ -81,6 +81,9 @@ func (s *Server) ntfyEncode(fe *frameEvent, viewer *store.User) *ntfyEncoding {
 func (s *Server) ntfyMake(enc *ntfyEncoding, fe *frameEvent, viewer *store.User) {
 	e, m := fe.event, fe.msg
 	msg := ntfy.Message{ID: ntfyEventID(e.ID), Time: e.CreatedAt.Unix()}
+	if e.ID == 0 {
+		msg.ID = e.MessageID // a scheduled message before it goes out (ntfyScheduled)
+	}
 	switch {
 	case e.Type == store.EventDeleted:
 		msg.Event, msg.SequenceID = ntfy.EventMessageDelete, e.SequenceID // the message is gone: its event names the sequence
@@ -204,8 +207,10 @@ type ntfySub struct {
 	topics map[string]string // channel id → the topic (token) the client used
 	all    string            // the topics as the path named them
 	filter ntfyFilter
-	// scheduled: scheduled messages are written before they go out.
+	// scheduled: scheduled messages are written before they go out;
+	// pending holds theirs (ntfyScheduled).
 	scheduled bool
+	pending   []*hub.Frame
 	// capability makes the answer capability of a message's action.
 	capability func(messageID, action string) string
 }

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"slices"
 	"strconv"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/heraldhq/herald/hub"
 	"github.com/heraldhq/herald/ntfy"
+	"github.com/heraldhq/herald/store"
 )
 
 // ntfy subscriptions: GET /<topics>/json, /sse, /raw and /ws, where each
@@ -160,10 +162,22 @@ func (s *Server) ntfyStart(ctx context.Context, userID string, channelIDs []stri
 	}
 	if strings.HasPrefix(since, "msg_") {
 		id, ok, err := s.st.FirstUserEventOf(ctx, userID, since)
-		if !ok || err != nil {
-			return h.Floor, err
+		if err != nil {
+			return 0, err
 		}
-		return id, nil
+		if ok {
+			return id, nil
+		}
+		// No event of it yet: a scheduled message of these channels (its
+		// line's id, ntfyScheduled), after whose creation the rest is.
+		m, err := s.st.Message(ctx, since)
+		if err == nil && m.DeliverAt != nil && slices.Contains(channelIDs, m.ChannelID) {
+			return kept(s.st.FirstUserEventSince(ctx, userID, m.CreatedAt))
+		}
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return 0, err
+		}
+		return h.Floor, nil
 	}
 	var t time.Time
 	if n, err := strconv.ParseInt(since, 10, 64); err == nil {
@@ -215,6 +229,9 @@ func (s *Server) ntfySubscribe(w http.ResponseWriter, r *http.Request, topics []
 	if err != nil {
 		return err
 	}
+	if n.pending, err = s.ntfyScheduled(ctx, rd.who.user, channels, p); err != nil {
+		return err
+	}
 	if format == "ws" {
 		return s.ntfyWebSocket(w, r, rd, n, p, after)
 	}
@@ -225,7 +242,7 @@ func (s *Server) ntfySubscribe(w http.ResponseWriter, r *http.Request, topics []
 		w.WriteHeader(http.StatusOK)
 		return s.ntfyPoll(ctx, rd, n, after, out.write)
 	}
-	return s.ntfyLive(w, r, rd, after, out, func() (context.Context, error) {
+	return s.ntfyLive(w, r, rd, after, n.pending, out, func() (context.Context, error) {
 		h.Set("Cache-Control", "no-cache")
 		h.Set("X-Accel-Buffering", "no")
 		if r.ProtoMajor == 1 {
@@ -248,9 +265,10 @@ var ntfyContentTypes = map[string]string{
 // ntfyLive runs a live subscription from after on out: open (which starts
 // the response, writes the open event and returns the context that ends
 // with the connection) runs once the hub has the subscriber, then the
-// history since after, then the live events.
-func (s *Server) ntfyLive(w http.ResponseWriter, r *http.Request, rd *ntfyReader, after int64, out streamOut,
-	open func() (context.Context, error)) error {
+// history since after, then the scheduled messages asked for (pending),
+// then the live events.
+func (s *Server) ntfyLive(w http.ResponseWriter, r *http.Request, rd *ntfyReader, after int64, pending []*hub.Frame,
+	out streamOut, open func() (context.Context, error)) error {
 	release, err := s.holdStream(w, rd.who)
 	if err != nil {
 		return err
@@ -276,8 +294,51 @@ func (s *Server) ntfyLive(w http.ResponseWriter, r *http.Request, rd *ntfyReader
 		ls.ended(err)
 		return nil
 	}
+	for _, f := range pending {
+		if err := out.frame(f); err != nil {
+			return nil
+		}
+	}
+	if len(pending) > 0 {
+		if err := out.flush(); err != nil {
+			return nil
+		}
+	}
 	ls.ended(ls.run(ctx))
 	return nil
+}
+
+// ntfyScheduledMax bounds the scheduled messages a subscription writes
+// per channel: the next ones to go out.
+const ntfyScheduledMax = 100
+
+// ntfyScheduled is what scheduled=1 adds to a subscription that asks for
+// what is kept (since= other than none): the messages of its channels
+// that wait for their time and the user may read, as message lines, in the
+// order they go out. A scheduled message has no stream event before it
+// goes out, so its line carries the message's id (which since= also takes)
+// and its time is when it goes out, as ntfy's; when it goes out, a line of
+// its event follows, with the same sequence_id, which replaces it.
+func (s *Server) ntfyScheduled(ctx context.Context, who *store.User, channels []*store.Channel, p ntfyParams) ([]*hub.Frame, error) {
+	if !p.scheduled || p.since == "none" || (p.since == "" && !p.poll) {
+		return nil, nil
+	}
+	var events []store.Event
+	for _, ch := range channels {
+		page, err := s.svc.ListMessages(ctx, who, store.MessageQuery{ChannelID: ch.ID, State: store.StateScheduled, Limit: ntfyScheduledMax})
+		if err != nil {
+			return nil, err
+		}
+		for _, m := range page.Messages {
+			if m.DeliverAt == nil {
+				continue // gone out between the two reads
+			}
+			events = append(events, store.Event{UserID: who.ID, Type: store.EventCreated, MessageID: m.ID,
+				ChannelID: m.ChannelID, CreatedAt: *m.DeliverAt})
+		}
+	}
+	slices.SortStableFunc(events, func(a, b store.Event) int { return a.CreatedAt.Compare(b.CreatedAt) })
+	return s.encodeEvents(ctx, events)
 }
 
 // ntfyPoll writes the subscription's lines of the user's events after
@@ -319,6 +380,16 @@ func (s *Server) ntfyPoll(ctx context.Context, rd *ntfyReader, n *ntfySub, after
 			break
 		}
 		after = events[len(events)-1].ID
+	}
+	for _, f := range n.pending {
+		b, msg, ok := n.line(f)
+		if !ok {
+			continue
+		}
+		if _, sent := last[f.Meta.(*frameEvent).event.MessageID]; sent {
+			continue // went out meanwhile: its event's line is above
+		}
+		lines = append(lines, line{b, msg})
 	}
 	for _, l := range lines {
 		if l.b == nil {

@@ -38,7 +38,7 @@ func (s *Server) ntfyWebSocket(w http.ResponseWriter, r *http.Request, rd *ntfyR
 		}
 		return s.ntfyPoll(out.ctx, rd, n, after, out.write)
 	}
-	return s.ntfyLive(w, r, rd, after, out, func() (context.Context, error) {
+	return s.ntfyLive(w, r, rd, after, n.pending, out, func() (context.Context, error) {
 		if err := accept(); err != nil {
 			return nil, err
 		}
