@@ -7,6 +7,11 @@ import (
 	"time"
 )
 
+// MaxUnixTime is the last second of the year 9999, the largest Unix time
+// a delay or a since= is read as: a larger one would overflow time.Time's
+// arithmetic into the past.
+const MaxUnixTime = 253402300799
+
 // ParseFutureTime reads ntfy's delay parameter (X-Delay, X-At, X-In) at
 // time now. It takes:
 //
@@ -25,6 +30,9 @@ func ParseFutureTime(s string, now time.Time) (time.Time, error) {
 	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
 		if n < now.Unix() {
 			return time.Time{}, paramError(CodeDelayTooSmall, "delay %q is a Unix time in the past", s)
+		}
+		if n > MaxUnixTime {
+			return time.Time{}, paramError(CodeDelayTooLarge, "delay %q is a Unix time after the year 9999", s)
 		}
 		return time.Unix(n, 0).UTC(), nil
 	}

@@ -45,22 +45,24 @@ func TestParseFutureTime(t *testing.T) {
 		}
 	}
 	for in, code := range map[string]int{
-		"1000":         CodeDelayTooSmall,
-		"-5m":          CodeDelayTooSmall,
-		"today 9am":    CodeDelayCannotParse, // passed
-		"next monday":  CodeDelayCannotParse,
-		"25:00":        CodeDelayCannotParse,
-		"13pm":         CodeDelayCannotParse,
-		"0am":          CodeDelayCannotParse,
-		"10:5":         CodeDelayCannotParse,
-		"10:60":        CodeDelayCannotParse,
-		"-1:00":        CodeDelayCannotParse,
-		"10:-1":        CodeDelayCannotParse,
-		"5 fortnights": CodeDelayCannotParse,
-		"9999999999d":  CodeDelayCannotParse,
-		"999999999d":   CodeDelayCannotParse, // overflows a duration
-		"":             CodeDelayCannotParse,
-		"today":        CodeDelayCannotParse,
+		"1000":                CodeDelayTooSmall,
+		"-5m":                 CodeDelayTooSmall,
+		"today 9am":           CodeDelayCannotParse, // passed
+		"next monday":         CodeDelayCannotParse,
+		"25:00":               CodeDelayCannotParse,
+		"13pm":                CodeDelayCannotParse,
+		"0am":                 CodeDelayCannotParse,
+		"10:5":                CodeDelayCannotParse,
+		"10:60":               CodeDelayCannotParse,
+		"-1:00":               CodeDelayCannotParse,
+		"10:-1":               CodeDelayCannotParse,
+		"5 fortnights":        CodeDelayCannotParse,
+		"9999999999d":         CodeDelayCannotParse,
+		"253402300800":        CodeDelayTooLarge, // after 9999: overflowed into the past
+		"9223372036854775807": CodeDelayTooLarge,
+		"999999999d":          CodeDelayCannotParse, // overflows a duration
+		"":                    CodeDelayCannotParse,
+		"today":               CodeDelayCannotParse,
 	} {
 		got, err := ParseFutureTime(in, now)
 		var pe *ParamError

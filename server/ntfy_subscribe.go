@@ -181,7 +181,7 @@ func (s *Server) ntfyStart(ctx context.Context, userID string, channelIDs []stri
 	}
 	var t time.Time
 	if n, err := strconv.ParseInt(since, 10, 64); err == nil {
-		t = time.Unix(n, 0)
+		t = time.Unix(min(max(n, 0), ntfy.MaxUnixTime), 0)
 	} else if d, err := time.ParseDuration(since); err == nil && d >= 0 {
 		t = s.now().Add(-d)
 	} else {

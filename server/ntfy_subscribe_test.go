@@ -210,6 +210,11 @@ func TestNtfySince(t *testing.T) {
 		{strconv.FormatInt(env.clock.Now().Add(-time.Minute).Unix(), 10), strings.Join(ids, ",")},
 		{strconv.FormatInt(env.clock.Now().Add(time.Hour).Unix(), 10), ""},
 		{"ev9999999999", strings.Join(ids, ",")}, // unknown: what is kept
+		// Past the year 9999 (time.Unix overflowed into the past) and
+		// before 1970.
+		{"9223372036854775807", ""},
+		{"9223372036854776", ""},
+		{"-9223372036854775808", strings.Join(ids, ",")},
 	} {
 		if got := seqs(ntfyPoll(env, "/"+f.token+"/json?poll=1&since="+c.since, f.auth)); got != c.want {
 			t.Errorf("since=%s: %s, want %s", c.since, got, c.want)
