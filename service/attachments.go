@@ -27,6 +27,11 @@ const (
 	// MaxImagePixels bounds the pictures shown inline and thumbnailed: a
 	// larger one (a decompression bomb, or just huge) is kept as a file.
 	MaxImagePixels = 40_000_000
+	// MaxImageSide bounds each side of such a picture: JPEG's and WebP's
+	// largest. Within MaxImagePixels, a PNG one pixel wide and millions
+	// long took gigabytes to thumbnail (x/image/draw's scaler grows with
+	// the longest side); at this bound, about 170 MB, as any 40 MP picture.
+	MaxImageSide = 65535
 )
 
 // Upload is a file sent with a message.

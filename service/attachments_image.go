@@ -67,8 +67,8 @@ type picture struct {
 
 // picture reads data of sniffed type ct as a picture: ok is false when it
 // is not one of the four formats, its header does not decode as that
-// format, or it is larger than MaxImagePixels (then it is not decoded at
-// all). The whole picture is decoded only to make a thumbnail, one at a
+// format, or it is larger than MaxImagePixels or MaxImageSide (then it is
+// not decoded at all). The whole picture is decoded only to make a thumbnail, one at a
 // time (s.decodes), since a decoded picture takes 4 bytes a pixel.
 func (s *Service) picture(data []byte, ct string) (picture, bool) {
 	f, ok := imageFormats[ct]
@@ -76,7 +76,8 @@ func (s *Service) picture(data []byte, ct string) (picture, bool) {
 		return picture{}, false
 	}
 	cfg, err := f.config(data)
-	if err != nil || cfg.Width <= 0 || cfg.Height <= 0 || int64(cfg.Width)*int64(cfg.Height) > MaxImagePixels {
+	if err != nil || cfg.Width <= 0 || cfg.Height <= 0 || max(cfg.Width, cfg.Height) > MaxImageSide ||
+		int64(cfg.Width)*int64(cfg.Height) > MaxImagePixels {
 		return picture{}, false
 	}
 	p := picture{width: cfg.Width, height: cfg.Height}

@@ -66,8 +66,8 @@ func pngSized(t *testing.T, w, h uint32) []byte {
 	return data
 }
 
-// TestPictureBounds: a picture over MaxImagePixels is kept as a file, no
-// picture, never decoded; so is one whose header does not decode; one
+// TestPictureBounds: a picture over MaxImagePixels, or with a side over
+// MaxImageSide, is kept as a file, no picture, never decoded; so is one whose header does not decode; one
 // whose header reads but whose pixels do not is a picture without a
 // thumbnail.
 func TestPictureBounds(t *testing.T) {
@@ -79,6 +79,9 @@ func TestPictureBounds(t *testing.T) {
 		thumbnail bool
 	}{
 		"decompression bomb":  {pngSized(t, 10000, 5000), false, 0, 0, false},
+		"a bomb's shape":      {pngSized(t, 1, 39_000_000), false, 0, 0, false},
+		"wider than any side": {pngSized(t, MaxImageSide+1, 1), false, 0, 0, false},
+		"long, broken":        {pngSized(t, MaxImageSide, 600), true, MaxImageSide, 600, false},
 		"large, broken":       {pngSized(t, 4000, 3000), true, 4000, 3000, false},
 		"header only":         {[]byte("\x89PNG\r\n\x1a\n"), false, 0, 0, false},
 		"gif named as a type": {[]byte("GIF89a not really"), false, 0, 0, false},
