@@ -125,13 +125,18 @@ func (s *Server) outer(next http.Handler) http.Handler {
 			if r.ContentLength <= maxDrain {
 				_, _ = io.Copy(io.Discard, raw)
 			}
-			if (r.Method == http.MethodPost || r.Method == http.MethodPut) && ntfyTopicPath(r.URL.Path) {
-				// An ntfy publish: answered in ntfy's shape, as one
-				// refused while it is read is.
-				s.writeNtfyError(sw, r, &http.MaxBytesError{Limit: limit})
-				return
+			// An ntfy publish (to a topic, or as JSON to /) and a Gotify
+			// one are answered in their own shapes, as one refused while
+			// it is read is.
+			tooLarge := &http.MaxBytesError{Limit: limit}
+			switch publish := r.Method == http.MethodPost || r.Method == http.MethodPut; {
+			case publish && (ntfyTopicPath(r.URL.Path) || r.URL.Path == "/"):
+				s.writeNtfyError(sw, r, tooLarge)
+			case r.Method == http.MethodPost && r.URL.Path == "/message":
+				s.writeGotifyError(sw, r, tooLarge)
+			default:
+				s.writeError(sw, r, tooLarge)
 			}
-			s.writeError(sw, r, &http.MaxBytesError{Limit: limit})
 			return
 		}
 		next.ServeHTTP(sw, r)

@@ -295,8 +295,7 @@ func TestNtfyPublishTooLarge(t *testing.T) {
 	u := e.newUser("ntfy@example.com")
 	_, token := msgChannel(e, u, "Big")
 	// A body of unknown length (chunked) meets the 1 MiB limit as it is
-	// read, and is refused in ntfy's shape. (One that declares its length
-	// is refused before any handler, in Herald's: 413 all the same.)
+	// read, and is refused in ntfy's shape.
 	body := io.MultiReader(strings.NewReader(strings.Repeat("x", maxBody)), strings.NewReader("x"))
 	req, err := http.NewRequest("POST", e.srv.URL+"/"+token, body)
 	if err != nil {
@@ -314,8 +313,32 @@ func TestNtfyPublishTooLarge(t *testing.T) {
 	if res.StatusCode != 413 || ne.Code != 41301 || ne.HTTP != 413 || !strings.Contains(ne.Error, "larger than") {
 		t.Fatalf("%d %+v; want 413 with code 41301", res.StatusCode, ne)
 	}
-	if status, _, _ := rawCall(t, "POST", e.srv.URL+"/"+token, []byte(strings.Repeat("x", maxBody+1))); status != 413 {
-		t.Fatalf("declared body over the limit: %d, want 413", status)
+	// One that declares its length is refused before any handler reads
+	// it, in the shape of the door it came to: ntfy's for a topic and for
+	// the JSON publish to /, Gotify's for /message, Herald's elsewhere.
+	big := []byte(`{"topic":"` + token + `","message":"` + strings.Repeat("x", maxBody) + `"}`)
+	for _, c := range []struct{ path, shape string }{
+		{"/" + token, "ntfy"}, {"/", "ntfy"}, {"/message?token=" + token, "gotify"}, {"/v1/send/" + token, "herald"},
+	} {
+		status, _, raw := rawCall(t, "POST", e.srv.URL+c.path, big, "Content-Type", "application/json")
+		var got struct {
+			Code      int    `json:"code"`
+			HTTP      int    `json:"http"`
+			Error     string `json:"error"`
+			ErrorCode int    `json:"errorCode"`
+			Message   string `json:"message"`
+		}
+		if err := json.Unmarshal(raw, &got); err != nil || status != 413 {
+			t.Fatalf("%s: %d %s, want 413", c.path, status, raw)
+		}
+		ok := map[string]bool{
+			"ntfy":   got.Code == 41301 && got.HTTP == 413,
+			"gotify": got.ErrorCode == 413 && got.Error == "Request Entity Too Large",
+			"herald": got.Error == "payload_too_large" && got.Message != "",
+		}[c.shape]
+		if !ok {
+			t.Errorf("%s: %s, want %s's shape", c.path, raw, c.shape)
+		}
 	}
 	if n := messageCount(t, e); n != 0 {
 		t.Fatalf("%d messages stored", n)
