@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"hash/fnv"
+	"io"
 	"mime"
 	"net/http"
 	"runtime/debug"
@@ -130,7 +131,11 @@ func readGotify(r *http.Request) (*gotifyIn, error) {
 		err = r.ParseForm()
 	}
 	if err != nil {
-		return nil, bodyError(err)
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) || errors.Is(err, io.ErrUnexpectedEOF) {
+			return nil, bodyError(err) // over the limit, or cut short
+		}
+		return nil, errInvalidPayload("the body is not a valid form (%s): %v", ct, err)
 	}
 	if _, ok := r.Form["message"]; ok {
 		m := r.Form.Get("message")

@@ -162,6 +162,8 @@ func TestGotifyRefused(t *testing.T) {
 		{"title over Herald's limit", q, `{"message":"m","title":"` + strings.Repeat("t", 101) + `"}`, jsonCT, 400, "title"},
 		{"big image not a URL", q, `{"message":"m","extras":{"client::notification":{"bigImageUrl":"file:///x"}}}`, jsonCT, 400, "bigImageUrl"},
 		{"NUL in the message", q, `{"message":"a\u0000b"}`, jsonCT, 400, "UTF-8"},
+		{"form without its boundary", q, "garbage", []string{"Content-Type", "multipart/form-data; boundary=zzz"}, 400, "not a valid form"},
+		{"multipart without a boundary", q, "garbage", []string{"Content-Type", "multipart/form-data"}, 400, "not a valid form"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
