@@ -264,3 +264,38 @@ func TestCompatPriorityUrgent(t *testing.T) {
 		t.Fatalf("gotify priority 10: %q, want urgent", got)
 	}
 }
+
+// TestUrgentEscalationDeclinedLosesAccess: a contact reached by an
+// escalation reads and acknowledges the alert; once they decline (or
+// withdraw) their acceptance, they no longer may, as an approver who
+// declines no longer may open or vote.
+func TestUrgentEscalationDeclinedLosesAccess(t *testing.T) {
+	e := newTestEnv(t)
+	ann, bob := e.newUser("ann@example.com"), e.newUser("bob@example.com")
+	chID, token := msgChannel(e, ann, "UPS")
+	urgentOn(e, ann, chID, map[string]any{"repeat_seconds": 60, "escalate_after_seconds": 60, "escalation": []string{bob.ID}})
+	inv := e.do(200, "GET", "/v1/approvals/invitations", nil, bob.Token).Body["invitations"].([]any)[0].(map[string]any)["id"].(string)
+	e.do(200, "POST", "/v1/approvals/invitations/"+inv+"/accept", nil, bob.Token)
+	first := e.do(200, "POST", "/v1/send/"+token, map[string]any{"title": "on battery", "priority": "urgent"}, "").Str("id")
+	second := e.do(200, "POST", "/v1/send/"+token, map[string]any{"title": "still on battery", "priority": "urgent"}, "").Str("id")
+	e.clock.Advance(time.Minute)
+	if _, err := e.s.svc.SweepAlerts(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{first, second} {
+		if lvl := cbNum(e.do(200, "GET", "/v1/messages/"+id, nil, bob.Token).Body["alert"].(map[string]any)["level"]); lvl != 1 {
+			t.Fatalf("alert level %v, want 1: escalated to bob", lvl)
+		}
+	}
+	e.do(200, "POST", "/v1/messages/"+first+"/respond", map[string]any{"action": "acknowledge"}, bob.Token)
+
+	e.do(200, "POST", "/v1/approvals/invitations/"+inv+"/decline", nil, bob.Token)
+	for _, id := range []string{first, second} {
+		wantError(t, e.request("GET", "/v1/messages/"+id, nil, bob.Token), 404, "not_found")
+		wantError(t, e.request("GET", "/v1/messages/"+id+"/alert", nil, bob.Token), 404, "not_found")
+	}
+	wantError(t, e.request("POST", "/v1/messages/"+second+"/respond", map[string]any{"action": "acknowledge"}, bob.Token), 404, "not_found")
+	if a := e.do(200, "GET", "/v1/messages/"+second, nil, ann.Token).Body["alert"].(map[string]any); a["state"] != "active" {
+		t.Fatalf("ann's alert after bob's refused acknowledgement = %v", a)
+	}
+}

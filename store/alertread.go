@@ -140,10 +140,15 @@ func (s *Store) Alerts(ctx context.Context, ids []string) (map[string]*Alert, er
 	return out, nil
 }
 
-// Alerted reports whether message id's alert reached userID.
+// Alerted reports whether message id's alert reached userID by escalation
+// while they still are one of its channel's accepted escalation contacts:
+// one who declines, or withdraws, is no longer reached by what reached them.
 func (s *Store) Alerted(ctx context.Context, id, userID string) (bool, error) {
 	var ok bool
-	err := s.read.QueryRowContext(ctx, "SELECT EXISTS (SELECT 1 FROM alert_recipients WHERE message_id = ? AND user_id = ?)",
+	err := s.read.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM alert_recipients r
+		JOIN messages m ON m.id = r.message_id
+		JOIN channel_escalations e ON e.channel_id = m.channel_id AND e.user_id = r.user_id AND e.state = 'accepted'
+		WHERE r.message_id = ? AND r.user_id = ? AND r.level > 0)`,
 		id, userID).Scan(&ok)
 	if err != nil {
 		return false, fmt.Errorf("store: alerted %s: %w", id, err)
