@@ -67,11 +67,12 @@ func ntfyTopicPath(path string) bool {
 }
 
 // readNtfyBody reads an ntfy publish's body, which may be a file up to the
-// upload limit (r.Body is a MaxBytesReader of bodyLimit). Up to maxBody
-// is read as any body is; a body larger than that first takes one of the
-// places for a file in memory (HoldUpload), so that a small publish never
-// waits for one. release gives the place back; it is never nil. err is
-// HoldUpload's, or bodyError's.
+// upload limit (r.Body is a MaxBytesReader of bodyLimit). One of up to
+// maxBody is read as any body is; a larger one holds one of the places for
+// a file in memory once more than that has arrived (service.ReadHeld), so
+// that neither a small publish nor a slow sender's holds one. release
+// gives the place back; it is never nil. err is HoldUpload's, or
+// bodyError's.
 func (s *Server) readNtfyBody(r *http.Request) (body []byte, release func(), err error) {
 	n := r.ContentLength
 	if s.uploadLimit == 0 || (n >= 0 && n <= maxBody) {
@@ -80,35 +81,19 @@ func (s *Server) readNtfyBody(r *http.Request) (body []byte, release func(), err
 		}
 		return body, noRelease, nil
 	}
-	var head []byte
-	if n < 0 {
-		// Of unknown length: up to maxBody is read without a place.
-		if head, err = io.ReadAll(io.LimitReader(r.Body, maxBody+1)); err != nil {
-			return nil, nil, bodyError(err)
-		}
-		if len(head) <= maxBody {
-			return head, noRelease, nil
-		}
-	}
 	if n > s.uploadLimit {
 		return nil, nil, &http.MaxBytesError{Limit: s.uploadLimit} // outer refuses it first
 	}
-	if release, err = s.svc.HoldUpload(r.Context()); err != nil {
-		return nil, nil, err
-	}
-	if n > maxBody {
-		// Its length declared (at most the limit, or outer refused it):
-		// read into a buffer of that size, with no copies as it grows.
-		body = make([]byte, n)
-		_, err = io.ReadFull(r.Body, body)
-	} else {
-		buf := bytes.NewBuffer(head)
-		_, err = buf.ReadFrom(r.Body)
-		body = buf.Bytes()
-	}
+	body, release, err = s.svc.ReadHeld(r.Context(), r.Body, s.uploadLimit, n)
 	if err != nil {
-		release()
+		if r.Context().Err() != nil {
+			return nil, nil, err
+		}
 		return nil, nil, bodyError(err)
+	}
+	if int64(len(body)) > s.uploadLimit {
+		release()
+		return nil, nil, &http.MaxBytesError{Limit: s.uploadLimit}
 	}
 	return body, release, nil
 }
@@ -119,15 +104,11 @@ func noRelease() {}
 // sendMultipart is handleSend for a multipart body: the payload part read
 // as the JSON body would be, the file part kept with the message.
 func (s *Server) sendMultipart(w http.ResponseWriter, r *http.Request, ch *store.Channel) error {
-	release, err := s.svc.HoldUpload(r.Context())
+	payload, up, release, err := s.readParts(r)
 	if err != nil {
 		return err
 	}
 	defer release()
-	payload, up, err := s.readParts(r)
-	if err != nil {
-		return err
-	}
 	if payload == nil {
 		return errInvalidPayload("a multipart send needs a %q part: the JSON message, as the JSON body would be", partPayload)
 	}
@@ -149,48 +130,51 @@ func (s *Server) sendMultipart(w http.ResponseWriter, r *http.Request, ch *store
 }
 
 // readParts reads a multipart send: its payload (nil when absent) and its
-// file (nil when absent). Any other part, or a part twice, is refused.
-func (s *Server) readParts(r *http.Request) ([]byte, *service.Upload, error) {
+// file (nil when absent). Any other part, or a part twice, is refused. A
+// large file holds a place in memory (service.ReadHeld) until release,
+// which is never nil; a small one, or one still arriving slowly, none.
+func (s *Server) readParts(r *http.Request) (payload []byte, up *service.Upload, release func(), err error) {
+	release = noRelease
+	fail := func(err error) ([]byte, *service.Upload, func(), error) {
+		release()
+		return nil, nil, noRelease, err
+	}
 	mr, err := r.MultipartReader()
 	if err != nil {
-		return nil, nil, errInvalidPayload("the multipart body cannot be read: %v", err)
+		return fail(errInvalidPayload("the multipart body cannot be read: %v", err))
 	}
-	var payload []byte
-	var up *service.Upload
 	for {
 		part, err := mr.NextPart()
 		if err == io.EOF {
-			return payload, up, nil
+			return payload, up, release, nil
 		}
 		if err != nil {
-			return nil, nil, partError(err)
+			return fail(partError(err))
 		}
 		switch name := part.FormName(); {
 		case name == partPayload && payload == nil:
 			if payload, err = io.ReadAll(io.LimitReader(part, maxBody+1)); err != nil {
-				return nil, nil, partError(err)
+				return fail(partError(err))
 			}
 			if len(payload) > maxBody {
-				return nil, nil, errInvalidPayload("the %q part is larger than 1 MiB", partPayload)
+				return fail(errInvalidPayload("the %q part is larger than 1 MiB", partPayload))
 			}
 		case name == partFile && up == nil:
 			limit := s.cfg.Attachments.MaxFileSize.Bytes()
-			// Room for the whole body at once when its length is known:
-			// no copies while a large file grows.
-			buf := bytes.NewBuffer(make([]byte, 0, min(limit+1, max(r.ContentLength, 0))))
-			if _, err := buf.ReadFrom(io.LimitReader(part, limit+1)); err != nil {
-				return nil, nil, partError(err)
+			data, held, err := s.svc.ReadHeld(r.Context(), part, limit, r.ContentLength)
+			release = held
+			if err != nil {
+				return fail(partError(err))
 			}
-			data := buf.Bytes()
 			if int64(len(data)) > limit {
-				return nil, nil, service.TooBig(limit)
+				return fail(service.TooBig(limit))
 			}
 			up = &service.Upload{Name: part.FileName(), Data: data}
 		case name == partPayload || name == partFile:
-			return nil, nil, errInvalidPayload("the %q part is sent twice: a send carries one message and at most one file", name)
+			return fail(errInvalidPayload("the %q part is sent twice: a send carries one message and at most one file", name))
 		default:
-			return nil, nil, errInvalidPayload("unknown part %q: a multipart send takes the parts %q (the JSON message) and %q (the file)",
-				name, partPayload, partFile)
+			return fail(errInvalidPayload("unknown part %q: a multipart send takes the parts %q (the JSON message) and %q (the file)",
+				name, partPayload, partFile))
 		}
 	}
 }

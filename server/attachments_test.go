@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"image"
 	"image/color"
@@ -639,5 +640,76 @@ func TestAttachmentNtfyAttachFetched(t *testing.T) {
 	id := e.do(200, "GET", "/v1/messages?limit=1", nil, u.Token).Body["messages"].([]any)[0].(map[string]any)["id"].(string)
 	if _, x := storedExtras(t, e, id); a.Message != "Motion" || x.Attachment == nil || x.Attachment.ID == "" || !x.Attachment.Image {
 		t.Errorf("Gotify's big image: answer %+v, stored attachment %+v: want the picture fetched and kept", a, x.Attachment)
+	}
+}
+
+// TestSlowUploadsHoldNoPlace: with one place for a file in memory
+// (attachments.max_in_memory = 1), senders that trickle their bytes (a
+// multipart file, an ntfy body of declared length) and a fetch from a
+// server that trickles hold no place while they have sent little: another
+// sender's large file goes through at once.
+func TestSlowUploadsHoldNoPlace(t *testing.T) {
+	e := newTestEnv(t, func(c *config.Config) {
+		c.Attachments.MaxInMemory = 1
+		c.Attachments.FetchTimeout = config.Duration{Duration: time.Minute}
+	})
+	u := e.newUser("slow@example.com")
+	_, token := msgChannel(e, u, "cam")
+
+	// A server that sends a few bytes of a picture, then waits.
+	stall := make(chan struct{})
+	defer close(stall)
+	trickle := httptestServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", "2000000")
+		_, _ = w.Write([]byte("\x89PNG\r\n"))
+		w.(http.Flusher).Flush()
+		select {
+		case <-stall:
+		case <-r.Context().Done():
+		}
+	}))
+	go func() {
+		_ = e.request("POST", "/v1/send/"+token, map[string]any{"title": "slow fetch", "attachment": map[string]string{"url": trickle.URL + "/snap.png"}}, "")
+	}()
+
+	// A multipart send and an ntfy publish that send their first bytes,
+	// then wait.
+	slowBody := func(method, path, contentType string, length int64, head string) {
+		pr, pw := io.Pipe()
+		t.Cleanup(func() { pw.CloseWithError(errors.New("the test ended")) })
+		req, err := http.NewRequest(method, e.srv.URL+path, pr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.ContentLength = length
+		req.Header.Set("Content-Type", contentType)
+		go func() {
+			if res, err := http.DefaultClient.Do(req); err == nil {
+				res.Body.Close()
+			}
+		}()
+		if _, err := io.WriteString(pw, head); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const boundary = "slowslowslow"
+	slowBody("POST", "/v1/send/"+token, "multipart/form-data; boundary="+boundary, -1,
+		"--"+boundary+"\r\nContent-Disposition: form-data; name=\"payload\"\r\n\r\n{\"title\":\"slow\"}\r\n"+
+			"--"+boundary+"\r\nContent-Disposition: form-data; name=\"file\"; filename=\"big.bin\"\r\n\r\nsome bytes")
+	slowBody("PUT", "/"+token, "application/octet-stream", 3<<20, "the first bytes of a large file")
+	time.Sleep(200 * time.Millisecond) // let the three reach the server and wait
+
+	done := make(chan attRaw, 1)
+	go func() {
+		done <- attMultipart(t, e, "/v1/send/"+token, attPart{name: "payload", content: `{"title":"big"}`},
+			attPart{name: "file", filename: "big.bin", content: strings.Repeat("x", 2<<20)})
+	}()
+	select {
+	case r := <-done:
+		if r.status != 200 {
+			t.Fatalf("a 2 MiB file beside slow senders: %d %s", r.status, r.body)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("a 2 MiB file waited for slow senders to hold no place")
 	}
 }

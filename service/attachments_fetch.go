@@ -1,6 +1,7 @@
 package service
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -29,6 +30,31 @@ func (s *Service) HoldUpload(ctx context.Context) (release func(), err error) {
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
+}
+
+// ReadHeld reads r to its end, up to limit+1 bytes (one more tells the
+// caller it is over limit). The first bigRead bytes are read without a
+// place in memory; past them it waits for one (HoldUpload), held by the
+// caller until release, which is never nil. A sender that trickles its
+// bytes (or a server a fetch waits on) thus holds no place while it has
+// sent little, and every other upload goes on; what it has sent is
+// bounded by bigRead. size, when known (else -1), sizes the buffer once.
+func (s *Service) ReadHeld(ctx context.Context, r io.Reader, limit, size int64) (data []byte, release func(), err error) {
+	release = func() {}
+	head, err := io.ReadAll(io.LimitReader(r, min(bigRead, limit+1)))
+	if err != nil || int64(len(head)) < min(bigRead, limit+1) {
+		return head, release, err // all of it, small
+	}
+	if release, err = s.HoldUpload(ctx); err != nil {
+		return nil, func() {}, err
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, min(limit+1, max(size, int64(len(head))))))
+	buf.Write(head)
+	if _, err := buf.ReadFrom(io.LimitReader(r, limit+1-int64(len(head)))); err != nil {
+		release()
+		return nil, func() {}, err
+	}
+	return buf.Bytes(), release, nil
 }
 
 // sendFetched stores the message p whose "attachment" names a file by URL:
@@ -62,15 +88,11 @@ func (s *Service) fetchAndSend(ctx context.Context, ch *store.Channel, p *SendPa
 	if err := s.checkHost("attachment.url", p.Attachment.URL); err != nil {
 		return nil, err
 	}
-	release, err := s.HoldUpload(ctx)
+	data, release, err := s.fetch(ctx, p.Attachment.URL)
 	if err != nil {
 		return nil, err
 	}
 	defer release()
-	data, err := s.fetch(ctx, p.Attachment.URL)
-	if err != nil {
-		return nil, err
-	}
 	return s.sendFile(ctx, ch, p, &Upload{Name: name, Data: data})
 }
 
@@ -101,21 +123,22 @@ func notFetched(refusal string) string {
 }
 
 // fetch GETs raw through the callbacks' address policy, within
-// attachments.fetch_timeout, reading at most max_file_size bytes. Each
+// attachments.fetch_timeout, reading at most max_file_size bytes, with a
+// place in memory once it is large (ReadHeld), until release. Each
 // failure is a refusal that says why.
-func (s *Service) fetch(ctx context.Context, raw string) ([]byte, error) {
+func (s *Service) fetch(ctx context.Context, raw string) (data []byte, release func(), err error) {
 	max := s.opts.Attachments.MaxFileSize.Bytes()
 	timeout := s.opts.Attachments.FetchTimeout.Duration
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, raw, nil)
 	if err != nil {
-		return nil, invalid("attachment.url: %v", err)
+		return nil, nil, invalid("attachment.url: %v", err)
 	}
 	req.Header.Set("User-Agent", "Herald")
 	resp, err := s.fetcher.Do(req)
 	if err != nil {
-		return nil, s.fetchError(ctx, err)
+		return nil, nil, s.fetchError(ctx, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
@@ -123,19 +146,20 @@ func (s *Service) fetch(ctx context.Context, raw string) ([]byte, error) {
 		if resp.StatusCode >= 300 && resp.StatusCode < 400 {
 			hint = "; redirects are not followed: give the file's final URL"
 		}
-		return nil, invalid("attachment.url: not fetched: the server answered %s%s", resp.Status, hint)
+		return nil, nil, invalid("attachment.url: not fetched: the server answered %s%s", resp.Status, hint)
 	}
 	if resp.ContentLength > max {
-		return nil, fetchTooBig(max)
+		return nil, nil, fetchTooBig(max)
 	}
-	data, err := io.ReadAll(io.LimitReader(resp.Body, max+1))
+	data, release, err = s.ReadHeld(ctx, resp.Body, max, resp.ContentLength)
 	if err != nil {
-		return nil, s.fetchError(ctx, err)
+		return nil, nil, s.fetchError(ctx, err)
 	}
 	if int64(len(data)) > max {
-		return nil, fetchTooBig(max)
+		release()
+		return nil, nil, fetchTooBig(max)
 	}
-	return data, nil
+	return data, release, nil
 }
 
 func fetchTooBig(max int64) error {
