@@ -359,6 +359,13 @@ func TestAttachmentBodyLimits(t *testing.T) {
 	if badPayload.status != 400 || !strings.Contains(string(badPayload.body), "title is required") {
 		t.Errorf("a payload the JSON send refuses: %d %s", badPayload.status, badPayload.body)
 	}
+	for _, named := range []string{`"attach_url":"https://example.com/x.png"`, `"attachment":{"url":"https://example.com/x.png"}`} {
+		both := attMultipart(t, e, "/v1/send/"+token, attPart{name: "payload", content: `{"title":"t",` + named + `}`},
+			attPart{name: "file", filename: "a.bin", content: "x"})
+		if both.status != 400 || !strings.Contains(string(both.body), "send one") {
+			t.Errorf("a file and %s: %d %s", named, both.status, both.body)
+		}
+	}
 	if n, m := attCount(t, e, "attachments"), attCount(t, e, "messages"); n != 0 || m != 0 {
 		t.Errorf("%d attachments and %d messages stored by refused sends", n, m)
 	}

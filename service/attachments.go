@@ -89,6 +89,9 @@ func (s *Service) SendWithFile(ctx context.Context, ch *store.Channel, p *SendPa
 	if p.Attachment != nil {
 		return nil, invalid("a file was sent, and attachment names another: send one")
 	}
+	if p.Attach != "" {
+		return nil, invalid("a file was sent, and attach_url names another: send one (a message carries one file or link)")
+	}
 	return s.sendFile(ctx, ch, p, up)
 }
 
