@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/heraldhq/herald/service"
 	"github.com/heraldhq/herald/store"
@@ -61,8 +62,19 @@ func (s *Server) shownError(r *http.Request, err error) *apiError {
 			"method", r.Method, "path", redactPath(r.URL.Path), "err", err)
 		ae = newError(http.StatusInternalServerError, "internal_error", "internal error")
 	}
+	if len(ae.message) > maxErrorMessage {
+		// A message that quotes what was sent (an unknown action, a
+		// value) says enough in its first kilobytes: an answer never
+		// echoes a large body back.
+		cut := *ae
+		cut.message = strings.ToValidUTF8(ae.message[:maxErrorMessage], "") + "…"
+		ae = &cut
+	}
 	return ae
 }
+
+// maxErrorMessage is the longest error message shown, in bytes.
+const maxErrorMessage = 2000
 
 // asAPIError is how err is shown to the client: an *apiError, a rule's
 // refusal, a known store error, or a body over the limit. It reports false

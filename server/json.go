@@ -181,7 +181,7 @@ func decodeError(err error, body []byte, want string) error {
 		if typ.Field == "" {
 			return errInvalidPayload("the request body must be a JSON object, not %s", jsonValueName(typ.Value))
 		}
-		return errInvalidPayload("field %q must be of type %s", typ.Field, jsonType(typ.Type.Kind().String()))
+		return errInvalidPayload("field %q must be of type %s", jsonPath(typ.Field), jsonType(typ.Type.Kind().String()))
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
 		return errInvalidPayload("unknown field %s", strings.TrimPrefix(err.Error(), "json: unknown field "))
 	default:
@@ -192,6 +192,24 @@ func decodeError(err error, body []byte, want string) error {
 		return errInvalidJSON("the request body is not valid JSON; it must be %s", want)
 	}
 }
+
+// jsonPath is a decoding error's field path without the names of the Go
+// structs embedded in the request's type (respondRequest.action is
+// action): the decoder names them, though the JSON has no such level.
+// Herald's JSON names are lower case; an embedded struct's is camelCase.
+func jsonPath(field string) string {
+	parts := strings.Split(field, ".")
+	kept := parts[:0]
+	for i, p := range parts {
+		if i < len(parts)-1 && embeddedName.MatchString(p) { // a key (bigImageUrl) ends the path
+			continue
+		}
+		kept = append(kept, p)
+	}
+	return strings.Join(kept, ".")
+}
+
+var embeddedName = regexp.MustCompile(`^[a-z]+(?:[A-Z][a-z0-9]*)+$`)
 
 // syntaxPlace says where a syntax error is, for a person: the line and
 // column of the byte the decoder stopped at, and what is there.

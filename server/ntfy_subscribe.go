@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"slices"
 	"strconv"
@@ -128,7 +127,7 @@ func (f *ntfyFilter) pass(msg *ntfy.Message) bool {
 // (from now; the default of a stream), latest (the newest message of the
 // topics), the id of an ntfy line (after it: a resume), a Herald message
 // id (after its creation), a Unix time or a duration ago.
-func (s *Server) ntfyStart(ctx context.Context, userID string, channelIDs []string, p ntfyParams) (int64, error) {
+func (s *Server) ntfyStart(ctx context.Context, who *store.User, channelIDs []string, p ntfyParams) (int64, error) {
 	h, err := s.st.EventHistory(ctx)
 	if err != nil {
 		return 0, err
@@ -152,7 +151,7 @@ func (s *Server) ntfyStart(ctx context.Context, userID string, channelIDs []stri
 	case "none":
 		return h.Last, nil
 	case "latest":
-		return kept(s.st.LastUserMessageEventIn(ctx, userID, channelIDs))
+		return kept(s.st.LastUserMessageEventIn(ctx, who.ID, channelIDs))
 	}
 	if id, ok := parseNtfyEventID(since); ok {
 		if id > h.Last || id < h.Floor {
@@ -161,23 +160,20 @@ func (s *Server) ntfyStart(ctx context.Context, userID string, channelIDs []stri
 		return id, nil
 	}
 	if strings.HasPrefix(since, "msg_") {
-		id, ok, err := s.st.FirstUserEventOf(ctx, userID, since)
+		id, ok, err := s.st.FirstUserEventOf(ctx, who.ID, since)
 		if err != nil {
 			return 0, err
 		}
 		if ok {
 			return id, nil
 		}
-		// No event of it yet: a scheduled message of these channels (its
-		// line's id, ntfyScheduled), after whose creation the rest is.
-		m, err := s.st.Message(ctx, since)
-		if err == nil && m.DeliverAt != nil && slices.Contains(channelIDs, m.ChannelID) {
-			return kept(s.st.FirstUserEventSince(ctx, userID, m.CreatedAt))
+		// No event of it yet: a scheduled message (its line's id,
+		// ntfyScheduled), after whose creation the rest is.
+		created, ok, err := s.svc.ScheduledCreation(ctx, who, since)
+		if err != nil || !ok {
+			return h.Floor, err
 		}
-		if err != nil && !errors.Is(err, store.ErrNotFound) {
-			return 0, err
-		}
-		return h.Floor, nil
+		return kept(s.st.FirstUserEventSince(ctx, who.ID, created))
 	}
 	var t time.Time
 	if n, err := strconv.ParseInt(since, 10, 64); err == nil {
@@ -187,7 +183,7 @@ func (s *Server) ntfyStart(ctx context.Context, userID string, channelIDs []stri
 	} else {
 		return 0, errInvalidPayload("since must be all, latest, none, the id of a message, a Unix time or a duration such as 10m")
 	}
-	return kept(s.st.FirstUserEventSince(ctx, userID, t))
+	return kept(s.st.FirstUserEventSince(ctx, who.ID, t))
 }
 
 // handleNtfySubscribe answers GET /<topics>/json, /sse, /raw and /ws.
@@ -225,7 +221,7 @@ func (s *Server) ntfySubscribe(w http.ResponseWriter, r *http.Request, topics []
 		n.topics[ch.ID] = topics[i]
 		ids = append(ids, ch.ID)
 	}
-	after, err := s.ntfyStart(ctx, rd.who.user.ID, ids, p)
+	after, err := s.ntfyStart(ctx, rd.who.user, ids, p)
 	if err != nil {
 		return err
 	}

@@ -135,6 +135,14 @@ func TestRespondValidation(t *testing.T) {
 		{"not JSON", id, `action=ack`, "invalid_json"},
 		{"empty body", id, ``, "invalid_json"},
 	}
+	// What an error says: the request's own field names, never a Go
+	// type's; and never the whole of a large value sent back.
+	if r := msgRespond(env, id, u.Token, map[string]any{"action": []string{"ack"}}); r.Str("message") != `field "action" must be of type string` {
+		t.Errorf("action given a list: %s", r.Raw)
+	}
+	if r := msgRespond(env, id, u.Token, map[string]any{"action": strings.Repeat("x", 500_000)}); r.Status != 400 || len(r.Raw) > 3000 {
+		t.Errorf("a 500,000-byte action: %d, %d bytes of answer", r.Status, len(r.Raw))
+	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			e := msgSub(env, t)

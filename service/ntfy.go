@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/heraldhq/herald/store"
 )
@@ -56,4 +57,19 @@ func (s *Service) mayRead(ctx context.Context, ch *store.Channel, who *store.Use
 		}
 	}
 	return false, nil
+}
+
+// ScheduledCreation returns when message id was sent, when it is one of
+// who's messages still waiting for its time: an ntfy subscription shows it
+// under its own id before it goes out, and since= that id asks for what
+// followed its creation. ok is false for any other message.
+func (s *Service) ScheduledCreation(ctx context.Context, who *store.User, id string) (created time.Time, ok bool, err error) {
+	m, _, err := s.MessageFor(ctx, who, id)
+	if errors.Is(err, ErrNotFound) {
+		return time.Time{}, false, nil
+	}
+	if err != nil || m.DeliverAt == nil {
+		return time.Time{}, false, err
+	}
+	return m.CreatedAt, true, nil
 }
