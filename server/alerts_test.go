@@ -288,8 +288,17 @@ func TestUrgentEscalationDeclinedLosesAccess(t *testing.T) {
 		}
 	}
 	e.do(200, "POST", "/v1/messages/"+first+"/respond", map[string]any{"action": "acknowledge"}, bob.Token)
+	listed := func() int {
+		return len(e.do(200, "GET", "/v1/messages?approver=me", nil, bob.Token).Body["messages"].([]any))
+	}
+	if n := listed(); n != 2 {
+		t.Fatalf("bob's approvals list holds %d messages, want the 2 alerts that reached him", n)
+	}
 
 	e.do(200, "POST", "/v1/approvals/invitations/"+inv+"/decline", nil, bob.Token)
+	if n := listed(); n != 0 {
+		t.Fatalf("bob's approvals list holds %d messages after he declined, want none", n)
+	}
 	for _, id := range []string{first, second} {
 		wantError(t, e.request("GET", "/v1/messages/"+id, nil, bob.Token), 404, "not_found")
 		wantError(t, e.request("GET", "/v1/messages/"+id+"/alert", nil, bob.Token), 404, "not_found")
