@@ -3,7 +3,9 @@ package server
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"mime"
 	"net/http"
@@ -240,7 +242,36 @@ func serveDownload(w http.ResponseWriter, r *http.Request, d *service.Download) 
 	} else {
 		h.Set("Content-Disposition", "attachment; filename*=UTF-8''"+encodeRFC5987(d.Name))
 	}
-	http.ServeContent(w, r, "", d.CreatedAt, bytes.NewReader(d.Data))
+	http.ServeContent(&rangeRefusal{ResponseWriter: w, size: len(d.Data)}, r, "", d.CreatedAt, bytes.NewReader(d.Data))
+}
+
+// rangeRefusal answers http.ServeContent's 416 (a Range outside the file)
+// in the API's error shape instead of its plain text.
+type rangeRefusal struct {
+	http.ResponseWriter
+	size    int
+	refused bool
+}
+
+func (w *rangeRefusal) WriteHeader(code int) {
+	if code != http.StatusRequestedRangeNotSatisfiable {
+		w.ResponseWriter.WriteHeader(code)
+		return
+	}
+	w.refused = true
+	h := w.Header()
+	h.Del("Content-Disposition")
+	h.Set("Content-Type", "application/json")
+	w.ResponseWriter.WriteHeader(code)
+	_ = json.NewEncoder(w.ResponseWriter).Encode(map[string]string{"error": "range_not_satisfiable",
+		"message": fmt.Sprintf("the Range asked for is not within the file's %d bytes", w.size)})
+}
+
+func (w *rangeRefusal) Write(b []byte) (int, error) {
+	if w.refused {
+		return len(b), nil // ServeContent's own text: answered above
+	}
+	return w.ResponseWriter.Write(b)
 }
 
 // encodeRFC5987 percent-encodes s for a filename* parameter: every byte

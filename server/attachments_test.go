@@ -209,6 +209,11 @@ func TestAttachmentMultipartSend(t *testing.T) {
 		rg.header.Get("Content-Range") != fmt.Sprintf("bytes 10-19/%d", len(pic)) {
 		t.Errorf("range: %d %q %q", rg.status, rg.header.Get("Content-Range"), rg.body)
 	}
+	out := attGet(t, e, "/v1/attachments/"+attID, u.Token, "Range", "bytes=99999999-")
+	if out.status != 416 || out.header.Get("Content-Range") != fmt.Sprintf("bytes */%d", len(pic)) ||
+		attJSON(t, out)["error"] != "range_not_satisfiable" || out.header.Get("Content-Type") != "application/json" {
+		t.Errorf("range outside the file: %d %q %q %s", out.status, out.header.Get("Content-Range"), out.header.Get("Content-Type"), out.body)
+	}
 	if nm := attGet(t, e, "/v1/attachments/"+attID, u.Token, "If-None-Match", r.header.Get("ETag")); nm.status != http.StatusNotModified {
 		t.Errorf("If-None-Match: %d, want 304", nm.status)
 	}
