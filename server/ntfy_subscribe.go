@@ -305,7 +305,7 @@ func (s *Server) ntfyLive(w http.ResponseWriter, r *http.Request, rd *ntfyReader
 }
 
 // ntfyScheduledMax bounds the scheduled messages a subscription writes
-// per channel: the next ones to go out.
+// per channel: the newest sent.
 const ntfyScheduledMax = 100
 
 // ntfyScheduled is what scheduled=1 adds to a subscription that asks for
