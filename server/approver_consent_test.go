@@ -293,3 +293,39 @@ func TestApproverInvitationsFollow(t *testing.T) {
 		t.Errorf("invitations of a deleted channel: %v", got)
 	}
 }
+
+// TestDeletedApproverVoteGone: an approver's vote on an open approval goes
+// with their account, so the next account of their address votes in its
+// place, not beside it: one entry is one vote. A vote on a decided
+// approval stays, the record of who decided.
+func TestDeletedApproverVoteGone(t *testing.T) {
+	f := aprSetup(t)
+	f.env.do(200, "PATCH", "/v1/channels/"+f.chID, approverRule(2, "bob@example.com", "cat@example.com"), f.a.Token)
+	f.env.acceptInvitations(f.b)
+	f.env.acceptInvitations(f.c)
+	decided, open := f.send(), f.send()
+	for _, id := range []string{decided, open} {
+		if r := f.vote(id, f.b, "approve", nil); r.Status != 200 {
+			t.Fatalf("bob's vote: %d %s", r.Status, r.Raw)
+		}
+	}
+	if r := f.vote(decided, f.c, "approve", nil); r.Str("approval_status") != "approved" {
+		t.Fatalf("cat's vote: %s", r.Raw)
+	}
+	f.env.do(200, "DELETE", "/v1/auth/user", nil, f.b.Token)
+	votes := func(id string) []any {
+		return f.env.do(200, "GET", "/v1/messages/"+id, nil, f.a.Token).Body["approval"].(map[string]any)["votes"].([]any)
+	}
+	if v := votes(open); len(v) != 0 {
+		t.Fatalf("the open approval keeps the deleted account's vote: %v", v)
+	}
+	if v := votes(decided); len(v) != 2 {
+		t.Fatalf("the decided approval has %d votes, want both kept", len(v))
+	}
+
+	newBob := f.env.newUser("bob@example.com")
+	f.env.acceptInvitations(newBob)
+	if r := f.vote(open, newBob, "approve", nil); r.Status != 200 || r.Str("approval_status") != "pending" {
+		t.Fatalf("the address's next owner's vote: %s, want one vote of two, pending", r.Raw)
+	}
+}

@@ -199,7 +199,8 @@ func (s *Store) RevokeAdmin(ctx context.Context, id string) error {
 // channels get a message.deleted event for each of those messages, as when
 // a channel is deleted. The approval invitations they answered in other
 // users' channels return to invited (the users_approvers_reset trigger):
-// they vote no more, and whoever gets their address next is asked again.
+// they vote no more, and whoever gets their address next is asked again;
+// their votes on approvals still open are deleted with them.
 func (s *Store) DeleteUser(ctx context.Context, id string) error {
 	defer s.tokens.invalidate()
 	err := s.update(ctx, func(tx *writeTx) error {
@@ -212,6 +213,13 @@ func (s *Store) DeleteUser(ctx context.Context, id string) error {
 		}
 		if n, _ := res.RowsAffected(); n > 0 {
 			s.wake.mark(TopicEvents)
+		}
+		// Their votes on approvals still open go too: whoever gets their
+		// address next votes in their place, not beside them. A decided
+		// approval keeps its votes, the record of who decided.
+		if _, err := tx.Exec(`DELETE FROM votes WHERE user_id = ?1 AND message_id IN
+			(SELECT id FROM messages WHERE approval IS NOT NULL AND approval_status IS NULL)`, id); err != nil {
+			return err
 		}
 		return execOne(tx, "DELETE FROM users WHERE id = ?", id)
 	})
