@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/heraldhq/herald/auth"
@@ -30,15 +31,28 @@ type NewUser struct {
 	NoPassword bool
 }
 
+// checkPassword is the rule of every password, whichever door sets it:
+// the API's JSON can carry neither a NUL nor bytes that are not UTF-8, and
+// a password the sign-in form cannot send would lock its account out.
 func checkPassword(field, password string) error {
 	if n := utf8.RuneCountInString(password); n < MinPassword || n > MaxPassword {
 		return invalid("%s must be %d to %d characters", field, MinPassword, MaxPassword)
 	}
+	if strings.ContainsRune(password, 0) {
+		return invalid("%s must not contain a NUL character (\\u0000)", field)
+	}
+	if !utf8.ValidString(password) {
+		return invalid("%s must be UTF-8 text", field)
+	}
 	return nil
 }
 
+// checkEmail is the rule of every account's address: the one an approval
+// rule or an escalation list names it by (normalizeEntry), so neither a
+// space nor a control character.
 func checkEmail(email string) error {
-	if at := strings.Index(email, "@"); at < 1 || at == len(email)-1 || utf8.RuneCountInString(email) > 254 {
+	if at := strings.Index(email, "@"); at < 1 || at == len(email)-1 || utf8.RuneCountInString(email) > 254 ||
+		strings.IndexFunc(email, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) >= 0 {
 		return invalid("email must be an email address")
 	}
 	return nil

@@ -104,6 +104,10 @@ func TestCreateUser(t *testing.T) {
 		if !errors.As(err, &e) || e.Kind != Conflict || e.Code != "email_taken" {
 			t.Errorf("a taken email: %v, want the conflict email_taken", err)
 		}
+		// Bytes that are not UTF-8 (which the API's JSON cannot carry, and
+		// no sign-in could send): refused at the command line too.
+		_, err = s.CreateUser(ctx, NewUser{Email: "bytes@example.com", Password: "p\xe4sswords\xff\xfe"})
+		wantWords(t, err, "password must be UTF-8 text")
 		if n := countUsers(t, st); n != 2 {
 			t.Errorf("%d users, want 2", n)
 		}

@@ -48,6 +48,10 @@ var BadAccounts = []BadAccount{
 	{"nothing before the @", "@example.com", GoodPassword, "", badEmail},
 	{"nothing after the @", "nobody@", GoodPassword, "", badEmail},
 	{"email of 255 characters", strings.Repeat("a", 243) + "@example.com", GoodPassword, "", badEmail},
+	{"newline in the email", "x\n@example.com", GoodPassword, "", badEmail},
+	{"tab in the email", "t\t2@example.com", GoodPassword, "", badEmail},
+	{"control character in the email", "t3@example.com\a", GoodPassword, "", badEmail},
+	{"NUL in the password", "nul@example.com", "abc\x00defghij", "", "password must not contain a NUL character (\\u0000)"},
 	{"unknown plan", "gold@example.com", GoodPassword, "gold", badPlan},
 	{"plan in capitals", "caps@example.com", GoodPassword, "Pro", badPlan},
 }
