@@ -104,12 +104,24 @@ func TestCreateUser(t *testing.T) {
 		if !errors.As(err, &e) || e.Kind != Conflict || e.Code != "email_taken" {
 			t.Errorf("a taken email: %v, want the conflict email_taken", err)
 		}
+		// Addresses that differ only in the case of letters beyond ASCII
+		// (Ä and ä, a Kelvin sign and k) are one address: an approval
+		// rule's entry names them both.
+		for _, pair := range [][2]string{{"ärger@example.com", "ÄRGER@example.com"}, {"kim@example.com", "\u212aim@example.com"}} {
+			if _, err := s.CreateUser(ctx, NewUser{Email: pair[0], NoPassword: true}); err != nil {
+				t.Fatal(err)
+			}
+			_, err := s.CreateUser(ctx, NewUser{Email: pair[1], NoPassword: true})
+			if !errors.As(err, &e) || e.Code != "email_taken" {
+				t.Errorf("%s beside %s: %v, want the conflict email_taken", pair[1], pair[0], err)
+			}
+		}
 		// Bytes that are not UTF-8 (which the API's JSON cannot carry, and
 		// no sign-in could send): refused at the command line too.
 		_, err = s.CreateUser(ctx, NewUser{Email: "bytes@example.com", Password: "p\xe4sswords\xff\xfe"})
 		wantWords(t, err, "password must be UTF-8 text")
-		if n := countUsers(t, st); n != 2 {
-			t.Errorf("%d users, want 2", n)
+		if n := countUsers(t, st); n != 4 {
+			t.Errorf("%d users, want 4", n)
 		}
 	})
 }

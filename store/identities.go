@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -140,6 +141,9 @@ func (s *Store) claimEmail(tx *writeTx, in OIDCSignIn, now time.Time) (*User, bo
 	case errors.Is(err, ErrNotFound):
 		if !in.AllowSignup {
 			return nil, false, ErrSignupDisabled
+		}
+		if taken, err := emailTakenFolded(tx, in.Email); err != nil || taken {
+			return nil, false, cmp.Or(err, ErrEmailTaken)
 		}
 		u = &User{ID: NewID("usr_"), Email: in.Email, Name: in.Name, Plan: in.Plan, CreatedAt: now}
 		if in.FirstAdmin {

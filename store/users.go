@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -64,11 +65,17 @@ func (s *Store) createUser(ctx context.Context, u *User, firstAdmin bool) error 
 			}
 			admin = first
 		}
+		if taken, err := emailTakenFolded(tx, u.Email); err != nil || taken {
+			return cmp.Or(err, ErrConflict)
+		}
 		_, err := tx.Exec(`INSERT INTO users (id, email, name, plan, is_admin, password_hash, created_at)
 			VALUES (?, ?, ?, ?, ?, NULLIF(?, ''), ?)`,
 			u.ID, u.Email, u.Name, u.Plan, admin, u.PasswordHash, ms(u.CreatedAt))
 		return err
 	})
+	if errors.Is(err, ErrConflict) {
+		return fmt.Errorf("store: create user %s: %w", u.Email, ErrConflict)
+	}
 	if isUnique(err) {
 		return fmt.Errorf("store: create user %s: %w", u.Email, ErrConflict)
 	}
@@ -77,6 +84,31 @@ func (s *Store) createUser(ctx context.Context, u *User, firstAdmin bool) error 
 	}
 	u.IsAdmin = admin
 	return nil
+}
+
+// emailTakenFolded reports, inside a write, whether an account's email is
+// email in Unicode's lower case, as approval rules and escalation lists
+// match addresses (strings.ToLower): SQLite's unique index ignores the
+// case of ASCII letters only, so ÄRGER@ and ärger@, or a Kelvin sign's
+// Kim@ and kim@, would be two accounts that one entry names. Accounts are
+// few and made rarely: every address is compared.
+func emailTakenFolded(tx *writeTx, email string) (bool, error) {
+	rows, err := tx.Query("SELECT email FROM users")
+	if err != nil {
+		return false, err
+	}
+	defer rows.Close()
+	folded := strings.ToLower(email)
+	for rows.Next() {
+		var e string
+		if err := rows.Scan(&e); err != nil {
+			return false, err
+		}
+		if strings.ToLower(e) == folded {
+			return true, nil
+		}
+	}
+	return false, rows.Err()
 }
 
 // noUsers reports, inside a write, whether the users table is empty.
