@@ -1,7 +1,6 @@
 package transform
 
 import (
-	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -38,8 +37,8 @@ const maxAlertsShown = 10
 // alertmanager builds a message from an Alertmanager webhook notification.
 func alertmanager(_ Headers, body []byte) (*Message, error) {
 	var g amGroup
-	if err := json.Unmarshal(body, &g); err != nil {
-		return nil, fmt.Errorf("invalid JSON: %w", err)
+	if err := decodeBody(body, &g); err != nil {
+		return nil, err
 	}
 	return alertGroup("Alertmanager", &g), nil
 }
@@ -47,8 +46,8 @@ func alertmanager(_ Headers, body []byte) (*Message, error) {
 // grafana builds a message from a Grafana unified alerting webhook.
 func grafana(_ Headers, body []byte) (*Message, error) {
 	var g amGroup
-	if err := json.Unmarshal(body, &g); err != nil {
-		return nil, fmt.Errorf("invalid JSON: %w", err)
+	if err := decodeBody(body, &g); err != nil {
+		return nil, err
 	}
 	m := alertGroup("Grafana", &g)
 	if g.Title != "" {
@@ -173,8 +172,8 @@ func uptimeKuma(_ Headers, body []byte) (*Message, error) {
 			Hostname string `json:"hostname"`
 		} `json:"monitor"`
 	}
-	if err := json.Unmarshal(body, &e); err != nil {
-		return nil, fmt.Errorf("invalid JSON: %w", err)
+	if err := decodeBody(body, &e); err != nil {
+		return nil, err
 	}
 	if e.Heartbeat == nil || e.Heartbeat.Status == nil || e.Monitor == nil {
 		if e.Msg == "" {

@@ -1,7 +1,6 @@
 package transform
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 )
@@ -44,8 +43,8 @@ func gitea(h Headers, body []byte) (*Message, error) {
 		WorkflowRun *giteaRun    `json:"workflow_run"`
 		WorkflowJob *giteaRun    `json:"workflow_job"`
 	}
-	if err := json.Unmarshal(body, &e); err != nil {
-		return nil, fmt.Errorf("invalid JSON: %w", err)
+	if err := decodeBody(body, &e); err != nil {
+		return nil, err
 	}
 	repo := e.Repository.FullName
 	action := firstNonEmpty(e.Action, "updated")
@@ -187,7 +186,7 @@ func gitlab(_ Headers, body []byte) (*Message, error) {
 			PathWithNamespace string `json:"path_with_namespace"`
 			WebURL            string `json:"web_url"`
 		} `json:"project"`
-		Attrs struct {
+		Attrs *struct {
 			ID             int    `json:"id"`
 			IID            int    `json:"iid"`
 			Title          string `json:"title"`
@@ -202,10 +201,13 @@ func gitlab(_ Headers, body []byte) (*Message, error) {
 			Duration       int    `json:"duration"`
 		} `json:"object_attributes"`
 	}
-	if err := json.Unmarshal(body, &e); err != nil {
-		return nil, fmt.Errorf("invalid JSON: %w", err)
+	if err := decodeBody(body, &e); err != nil {
+		return nil, err
 	}
-	repo, a := e.Project.PathWithNamespace, &e.Attrs
+	repo, a := e.Project.PathWithNamespace, e.Attrs
+	if a == nil && (e.ObjectKind == "merge_request" || e.ObjectKind == "pipeline") {
+		return nil, fmt.Errorf("%s event without object_attributes", e.ObjectKind)
+	}
 	who := e.UserName
 	if e.User != nil {
 		who = firstNonEmpty(e.User.Name, e.User.Username, who)

@@ -1,7 +1,6 @@
 package transform
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 )
@@ -42,8 +41,8 @@ func github(h Headers, body []byte) (*Message, error) {
 		Release *release `json:"release"`
 		Issue   *issue   `json:"issue"`
 	}
-	if err := json.Unmarshal(body, &e); err != nil {
-		return nil, fmt.Errorf("invalid JSON: %w", err)
+	if err := decodeBody(body, &e); err != nil {
+		return nil, err
 	}
 	repo := e.Repository.FullName
 	switch event := h.Get("X-GitHub-Event"); event {
@@ -104,8 +103,8 @@ func vercel(_ Headers, body []byte) (*Message, error) {
 			} `json:"links"`
 		} `json:"payload"`
 	}
-	if err := json.Unmarshal(body, &e); err != nil {
-		return nil, fmt.Errorf("invalid JSON: %w", err)
+	if err := decodeBody(body, &e); err != nil {
+		return nil, err
 	}
 	if !strings.HasPrefix(e.Type, "deployment.") {
 		return nil, nil
@@ -133,8 +132,8 @@ func netlify(_ Headers, body []byte) (*Message, error) {
 		ErrorMessage string `json:"error_message"`
 		ID           string `json:"id"`
 	}
-	if err := json.Unmarshal(body, &e); err != nil {
-		return nil, fmt.Errorf("invalid JSON: %w", err)
+	if err := decodeBody(body, &e); err != nil {
+		return nil, err
 	}
 	if e.State == "" {
 		return nil, nil

@@ -215,3 +215,19 @@ func hmacEqualHex(got string, want []byte) bool {
 	b, err := hex.DecodeString(strings.TrimSpace(got))
 	return err == nil && hmac.Equal(b, want)
 }
+
+// decodeBody decodes a source's JSON body into v, with an error in the
+// sender's terms: where the JSON is wrong, never the decoder's Go types.
+func decodeBody(body []byte, v any) error {
+	err := json.Unmarshal(body, v)
+	var typ *json.UnmarshalTypeError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &typ) && typ.Field == "":
+		return fmt.Errorf("the body must be a JSON object, not %s", typ.Value)
+	case errors.As(err, &typ):
+		return fmt.Errorf("field %q must not be %s", typ.Field, typ.Value)
+	}
+	return errors.New("invalid JSON")
+}

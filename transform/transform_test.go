@@ -188,3 +188,31 @@ func TestPlatformSourceSecret(t *testing.T) {
 		t.Fatal("ErrNoSignature is not an ErrBadSignature")
 	}
 }
+
+// TestBodyRefusals: a body that is not the JSON a source sends is refused
+// in the sender's terms (never Go's types), and an event without the
+// object it is about is refused, not made into an empty message.
+func TestBodyRefusals(t *testing.T) {
+	for _, c := range []struct {
+		source, event, body, want string
+	}{
+		{"gitea", "push", `[]`, "the body must be a JSON object, not array"},
+		{"github", "push", `{"ref":5}`, `field "ref" must not be number`},
+		{"gitlab", "", `{"object_kind":"merge_request"}`, "merge_request event without object_attributes"},
+		{"gitlab", "", `{"object_kind":"pipeline","object_attributes":null}`, "pipeline event without object_attributes"},
+		{"uptimekuma", "", `"down"`, "the body must be a JSON object, not string"},
+		{"vercel", "", `{`, "invalid JSON"},
+	} {
+		h := headers()
+		switch c.source {
+		case "gitea":
+			h = headers("X-Gitea-Event", c.event)
+		case "github":
+			h = headers("X-GitHub-Event", c.event)
+		}
+		_, err := Transform(c.source, Secrets{}, h, []byte(c.body))
+		if err == nil || !strings.HasSuffix(err.Error(), ": "+c.want) || strings.Contains(err.Error(), "Go value") {
+			t.Errorf("%s %s: %v, want %q", c.source, c.body, err, c.want)
+		}
+	}
+}
