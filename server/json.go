@@ -259,7 +259,9 @@ func jsonType(kind string) string {
 		return "array"
 	case "map", "struct", "ptr":
 		return "object"
-	default:
+	case "float32", "float64":
 		return "number"
+	default:
+		return "whole number" // 1.5 is a number, and still refused
 	}
 }

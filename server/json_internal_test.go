@@ -26,3 +26,27 @@ func TestSendResultAppendJSON(t *testing.T) {
 		}
 	}
 }
+
+// TestTypeErrorsSayTheJSONType: a field of the wrong JSON type is named by
+// its JSON path, with the type it needs in JSON's words: 1.5 for a whole
+// number is refused as not a whole number.
+func TestTypeErrorsSayTheJSONType(t *testing.T) {
+	type inner struct {
+		Count int     `json:"count"`
+		Ratio float64 `json:"ratio"`
+	}
+	for body, want := range map[string]string{
+		`{"approval":{"count":1.5}}`:   `field "approval.count" must be of type whole number`,
+		`{"approval":{"ratio":"1"}}`:   `field "approval.ratio" must be of type number`,
+		`{"approval":{"count":"two"}}`: `field "approval.count" must be of type whole number`,
+	} {
+		var dst struct {
+			Approval inner `json:"approval"`
+		}
+		err := decodeBytes([]byte(body), &dst)
+		ae, ok := asAPIError(err)
+		if !ok || ae.message != want {
+			t.Errorf("%s: %v, want %q", body, err, want)
+		}
+	}
+}
