@@ -31,7 +31,7 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/herald-compare.XXXXXX")
 sync_mode=full
 pids=() # every herald started, for the clean-up
 loadgen_pid=""
-# stop_herald, write_config, start_herald, make_channel, clean_up_ref_run
+# stop_herald, write_config, start_herald, make_channel, clean_up_ref_run, work_description
 source "$root/bench/herald.sh"
 
 trap clean_up_ref_run EXIT
@@ -43,7 +43,7 @@ git worktree add --detach --quiet "$tmp/ref-src" "$ref_commit"
 CGO_ENABLED=0 go build -o "$tmp/herald-work" .
 go build -o "$tmp/loadgen" ./bench/loadgen
 go build -o "$tmp/storeceiling" ./bench/storeceiling
-work_desc="$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . ':!bench' 2>/dev/null || echo ' with uncommitted changes')"
+work_desc=$(work_description)
 
 # measure BUILD BASELINE: one run of the load generator against herald-BUILD
 # on a fresh data directory, appended to the runs file as target BUILD.

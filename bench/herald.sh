@@ -4,6 +4,12 @@
 # set); $sync_mode is database.synchronous. Every herald started is added to
 # the caller's pids array, for its clean-up.
 
+# work_description: the working tree's commit, and whether files outside
+# bench/ differ from it, for a report's header.
+work_description() {
+	echo "$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . ':!bench' 2>/dev/null || echo ' with uncommitted changes')"
+}
+
 # stop_herald PID stops one herald: SIGTERM, then SIGKILL after 5 s.
 stop_herald() {
 	local pid=$1

@@ -34,7 +34,7 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/herald-profile.XXXXXX")
 sync_mode=full
 pids=()
 loadgen_pid=""
-# stop_herald, write_config, start_herald, make_channel, clean_up_ref_run
+# stop_herald, write_config, start_herald, make_channel, clean_up_ref_run, work_description
 source "$root/bench/herald.sh"
 
 trap clean_up_ref_run EXIT
@@ -66,7 +66,7 @@ fi
 CGO_ENABLED=0 go build -tags pprof -o "$tmp/herald-work" .
 go build -o "$tmp/loadgen" ./bench/loadgen
 go build -o "$tmp/profdiff" ./bench/profdiff
-work_desc="$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . ':!bench' 2>/dev/null || echo ' with uncommitted changes')"
+work_desc=$(work_description)
 
 declare -A profs sends
 # measure BUILD ROUND: one run of BUILD with a CPU profile of its middle.

@@ -73,10 +73,7 @@ func (s *Store) createUser(ctx context.Context, u *User, firstAdmin bool) error 
 			u.ID, u.Email, u.Name, u.Plan, admin, u.PasswordHash, ms(u.CreatedAt))
 		return err
 	})
-	if errors.Is(err, ErrConflict) {
-		return fmt.Errorf("store: create user %s: %w", u.Email, ErrConflict)
-	}
-	if isUnique(err) {
+	if errors.Is(err, ErrConflict) || isUnique(err) {
 		return fmt.Errorf("store: create user %s: %w", u.Email, ErrConflict)
 	}
 	if err != nil {
